@@ -1,0 +1,3 @@
+from wheeldoc.cli import main
+
+raise SystemExit(main())
