@@ -1,0 +1,121 @@
+"""Command line: parses flags, builds the target, calls a command, renders. No analysis here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from wheeldoc import __version__
+from wheeldoc.errors import InputError
+
+EXIT_USAGE = 2
+FORMATS = ("text", "json", "sarif")
+FAIL_ON = ("error", "warning", "info", "never")
+
+
+def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
+    g = p.add_argument_group("output")
+    g.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
+    g.add_argument("--fail-on", choices=FAIL_ON, default=None,
+                   help="exit 1 when a finding is at or above this severity (default: warning)")
+    g.add_argument("--select", action="append", default=None, metavar="CODES",
+                   help="only these rule codes or prefixes (comma-separated, repeatable)")
+    g.add_argument("--ignore", action="append", default=None, metavar="CODES",
+                   help="skip these rule codes or prefixes (comma-separated, repeatable)")
+    g.add_argument("-o", "--output", default=None, help="write the report to this file")
+    g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    g.add_argument("--config", default=None, help="pyproject.toml to read [tool.wheeldoc] from")
+    if target:
+        t = p.add_argument_group("target (always explicit)")
+        t.add_argument("--platform", help="linux-x86_64, linux-aarch64, … (default: from --gpu)")
+        t.add_argument("--gpu", help="gb10, h200, b200, rtx5090, … or sm_121 / 12.1")
+        t.add_argument("--driver", help="driver version (580.95.05) or CUDA version (13.0)")
+        t.add_argument("--python-version", dest="python_version", default=None,
+                       help="target Python (e.g. 3.12) for marker evaluation")
+
+
+def _index_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("index options (passed through to uv)")
+    g.add_argument("--index-url", default=None)
+    g.add_argument("--extra-index-url", action="append", default=[])
+    g.add_argument("--find-links", "-f", action="append", default=[])
+    g.add_argument("--torch-backend", default=None, help="passed to uv (cu130, cpu, auto, …)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wheeldoc",
+        description="A build-and-environment doctor for CUDA wheel installs.",
+    )
+    parser.add_argument("--version", action="version", version=f"wheeldoc {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("check", help="lockfiles (uv.lock, pylock.toml, requirements), directories, Dockerfiles")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--resolve", action="store_true",
+                   help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes (Dockerfiles)")
+    p.add_argument("--diff", action="store_true", help="show the safe fixes as a diff, change nothing")
+    _index_options(p)
+    _common(p)
+
+    p = sub.add_parser("abi", help="symbols a wheel's extensions import vs what a torch build exports")
+    p.add_argument("extension", help="a wheel, a .so, a directory or an installed distribution name")
+    p.add_argument("torch", nargs="?", default=None,
+                   help="torch==2.11.0+cu130, a range ('torch>=2.9,<2.15'), a torch wheel, or a directory")
+    p.add_argument("--python", dest="python_exe", default=None, help="another environment's interpreter")
+    p.add_argument("--site-packages", default=None, help="read distributions from this folder")
+    p.add_argument("--glibc", default=None, help="target glibc (default: from the wheel's manylinux tag)")
+    p.add_argument("--libstdcxx", default=None, help="target GLIBCXX version (e.g. 3.4.30)")
+    _index_options(p)
+    _common(p)
+
+    p = sub.add_parser("kernels", help="GPU code in .so files vs a GPU and driver")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--list", action="store_true", help="list every embedded entry (like cuobjdump -lelf -lptx)")
+    p.add_argument("--coverage", action="store_true", help="show the libraries x architectures table")
+    _common(p)
+
+    p = sub.add_parser("doctor", help="every analyzer over an installed environment")
+    p.add_argument("--python", dest="python_exe", default=None)
+    p.add_argument("--site-packages", default=None)
+    _common(p)
+
+    p = sub.add_parser("image", help="every analyzer over a container image (docker save / OCI layout)")
+    p.add_argument("image")
+    _common(p)
+
+    p = sub.add_parser("rule", help="print a rule's documentation (or all rules with --all)")
+    p.add_argument("code", nargs="?")
+    p.add_argument("--all", action="store_true")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    run: Callable[[argparse.Namespace], int]
+    if args.command == "rule":
+        from wheeldoc.commands.rule import run
+    else:
+        from wheeldoc.commands import dispatch
+
+        run = dispatch(args.command)
+    try:
+        return run(args)
+    except InputError as e:
+        print(f"wheeldoc: error: {e.one_line()}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,67 @@
+"""The torch table (`torch.json`): companion series, CUDA variants, CUDA package naming. Validated on load."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+_SERIES = re.compile(r"^\d+\.\d+$")
+_VARIANT = re.compile(r"^cu\d{3}$")
+
+
+@dataclass(frozen=True)
+class TorchSeries:
+    series: str  # "2.14"
+    torchvision: str | None
+    torchaudio: str | None
+    triton: str | None
+    cuda: tuple[str, ...]  # "cu128", "cu130", …
+
+
+@dataclass(frozen=True)
+class TorchTable:
+    series: dict[str, TorchSeries]
+    index: str
+    first_cu13: dict[str, str]
+    gpu_packages: frozenset[str]
+
+    def index_url(self, variant: str) -> str:
+        return self.index.format(variant=variant)
+
+
+class TableError(ValueError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def torch_table() -> TorchTable:
+    raw = json.loads(resources.files("wheeldoc.data").joinpath("torch.json").read_text("utf-8"))
+    return validate(raw)
+
+
+def validate(raw: dict) -> TorchTable:
+    series: dict[str, TorchSeries] = {}
+    for key, row in raw["series"].items():
+        if not _SERIES.match(key):
+            raise TableError(f"torch.json: bad series {key!r}")
+        cuda = tuple(row.get("cuda", ()))
+        bad = [v for v in cuda if not _VARIANT.match(v)]
+        if bad:
+            raise TableError(f"torch.json: series {key}: bad CUDA variants {bad}")
+        for comp in ("torchvision", "torchaudio", "triton"):
+            v = row.get(comp)
+            if v is not None and not _SERIES.match(v):
+                raise TableError(f"torch.json: series {key}: bad {comp} series {v!r}")
+        series[key] = TorchSeries(key, row.get("torchvision"), row.get("torchaudio"), row.get("triton"), cuda)
+    if "{variant}" not in raw.get("index", ""):
+        raise TableError("torch.json: index must contain {variant}")
+    first = {k: v for k, v in raw["cuda_packages_first_cu13"].items() if not k.startswith("_")}
+    return TorchTable(series, raw["index"], first, frozenset(raw["gpu_packages"]))
+
+
+def series_of(version: str) -> str | None:
+    m = re.match(r"^(\d+)\.(\d+)", version)
+    return f"{m[1]}.{m[2]}" if m else None

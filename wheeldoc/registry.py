@@ -1,0 +1,93 @@
+"""The rule registry: one table of codes, each rule documented beside its check.
+
+A rule's docstring holds the fixed sections `## What it does`, `## Why is this bad?`,
+`## Example` and `## Fix` (ruff's shape); `wheeldoc rule CODE` prints it. Each rule also
+names example invocations over committed fixtures that must (or must not) raise it;
+the test-suite runs them, so a rule without a doc or a fixture fails the build.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+from wheeldoc.model import Applicability, Severity
+
+FAMILIES = {
+    "WD0": "input",
+    "WD1": "lockfile",
+    "WD2": "abi",
+    "WD3": "kernels",
+    "WD4": "dockerfile",
+    "WD5": "environment",
+}
+RULE_MODULES = (
+    "wheeldoc.rules.inputs",
+    "wheeldoc.rules.lockfile",
+)
+DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
+
+
+@dataclass(frozen=True)
+class Example:
+    """A CLI invocation (argv after `wheeldoc`) over fixtures, and whether it must raise the rule."""
+
+    argv: tuple[str, ...]
+    hit: bool
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    title: str
+    severity: Severity
+    fix_applicability: Applicability
+    check: Callable
+    examples: tuple[Example, ...]
+
+    @property
+    def family(self) -> str:
+        return FAMILIES[self.code[:3]]
+
+    @property
+    def doc(self) -> str:
+        return inspect.cleandoc(self.check.__doc__ or "")
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def rule(
+    code: str,
+    name: str,
+    *,
+    title: str,
+    severity: Severity,
+    fix: Applicability = "display-only",
+    examples: tuple[Example, ...] = (),
+) -> Callable[[Callable], Callable]:
+    def register(fn: Callable) -> Callable:
+        if code in _RULES:
+            raise RuntimeError(f"rule code {code} registered twice")
+        _RULES[code] = Rule(code, name, title, severity, fix, fn, examples)
+        fn.rule = _RULES[code]  # type: ignore[attr-defined]
+        return fn
+
+    return register
+
+
+def all_rules() -> dict[str, Rule]:
+    for module in RULE_MODULES:
+        importlib.import_module(module)
+    return dict(sorted(_RULES.items()))
+
+
+def get_rule(code: str) -> Rule | None:
+    return all_rules().get(code.upper())
+
+
+def family_rules(prefix: str) -> list[Rule]:
+    return [r for c, r in all_rules().items() if c.startswith(prefix)]
