@@ -30,6 +30,16 @@ def _rule_descriptor(code: str) -> dict[str, Any]:
     }
 
 
+def _replacement(e) -> dict[str, Any]:
+    if e.action == "replace":
+        region = {"startLine": e.line, "endLine": e.end_line or e.line}
+        text = e.content + "\n"
+    else:  # an insertion point at the start of the next line
+        region = {"startLine": e.line + 1, "startColumn": 1, "endLine": e.line + 1, "endColumn": 1}
+        text = e.content + "\n"
+    return {"deletedRegion": region, "insertedContent": {"text": text}}
+
+
 def _result(f: Finding, index: int) -> dict[str, Any]:
     text = f.message
     if f.fix is not None:
@@ -63,20 +73,13 @@ def _result(f: Finding, index: int) -> dict[str, Any]:
     }
     edits = f.fix.edits if f.fix else ()
     if edits:
+        by_path: dict[str, list] = {}
+        for e in edits:
+            by_path.setdefault(e.path, []).append(_replacement(e))
         result["fixes"] = [{
             "description": {"text": f.fix.title},
-            "artifactChanges": [{
-                "artifactLocation": {"uri": e.path},
-                "replacements": [{
-                    "deletedRegion": (
-                        {"startLine": e.line, "endLine": e.end_line or e.line}
-                        if e.action == "replace"
-                        else {"startLine": e.line + 1, "startColumn": 1, "endLine": e.line + 1,
-                              "endColumn": 1}
-                    ),
-                    "insertedContent": {"text": e.content},
-                }],
-            } for e in edits],
+            "artifactChanges": [{"artifactLocation": {"uri": p}, "replacements": reps}
+                                for p, reps in by_path.items()],
         }]
     return result
 
