@@ -42,3 +42,9 @@ def run_subprocess(*argv: str, cwd: Path | None = None, timeout: float = 120) ->
     proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv], cwd=cwd or ROOT, capture_output=True,
                           text=True, timeout=timeout, env=env)
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Tests never write to the user's cache."""
+    monkeypatch.setenv("WHEELDOC_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "wheeldoc-cache"))

@@ -20,11 +20,15 @@ TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
 class LockFacts:
     lock: Lockfile
     target: Target
-    extra_sources: tuple[str, ...] = ()  # index URLs / find-links given on the command line
+    index_options: tuple[tuple[str, str], ...] = ()  # ("--index-url", URL), … given on the command line
     _env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._env = marker_environment(self.platform, self.target.python)
+
+    @property
+    def extra_sources(self) -> tuple[str, ...]:
+        return tuple(v for _, v in self.index_options)
 
     @property
     def platform(self) -> str:

@@ -37,8 +37,11 @@ def _expand(paths: list[str], report: Report) -> list[Path]:
     return out
 
 
-def _sources(args: argparse.Namespace) -> tuple[str, ...]:
-    return tuple(x for x in (args.index_url, *args.extra_index_url, *args.find_links) if x)
+def index_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    out = [("--index-url", args.index_url)] if args.index_url else []
+    out += [("--extra-index-url", u) for u in args.extra_index_url]
+    out += [("--find-links", u) for u in args.find_links]
+    return tuple(out)
 
 
 def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.Namespace,
@@ -53,7 +56,7 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
         report.extra.setdefault("resolved", []).append({"input": str(path), "command": lock.tool_command})
     else:
         lock = load_lockfile(path)
-    facts = LockFacts(lock, settings.target, _sources(args))
+    facts = LockFacts(lock, settings.target, index_options(args))
     return run_family("WD1", facts, ctx)
 
 

@@ -90,7 +90,7 @@ def pin_plan(facts: LockFacts, bad: list[LockedPackage]) -> PinPlan:
         if p.name != "torch":
             pins.append(f"{p.name}=={p.public_version}+{variant}")
     source = _local_source(facts, "torch", f"{version}+{variant}")
-    return PinPlan(tuple(pins), variant, why, source)
+    return PinPlan(tuple(pins), variant, why, source, facts.index_options)
 
 
 def _fix(facts: LockFacts, bad: list[LockedPackage]):

@@ -23,9 +23,11 @@ class PinPlan:
     variant: str  # "cu130"
     why_variant: str
     local_source: str | None = None  # a local folder/index that holds the CUDA build, if one does
+    index_options: tuple[tuple[str, str], ...] = ()  # the index options wheeldoc was given
 
 
-def _with_flags(command: str | None, default: str, flags: list[str]) -> str:
+def _with_flags(command: str | None, default: str, flags: list[str],
+                index_options: tuple[tuple[str, str], ...] = ()) -> str:
     base = command.strip() if command else default
     try:
         words = shlex.split(base)
@@ -43,6 +45,9 @@ def _with_flags(command: str | None, default: str, flags: list[str]) -> str:
         if w.startswith(("--override=", "--torch-backend=", "--constraint=")):
             continue
         out.append(w)
+    for flag, value in index_options:  # options the lock header does not record
+        if value not in out and value not in flags:
+            out += [flag, value]
     return shlex.join(out + flags)
 
 
@@ -81,17 +86,17 @@ def fix_for(lock_path: str, lock_format: str, tool: str | None, tool_command: st
                    "display-only", command=cmd, text=snippet)
     if tool == "uv pip compile":
         cmd = _with_flags(tool_command, f"uv pip compile requirements.in -o {name}",
-                          ["--override", "overrides.txt", *_source_flag(plan, "uv")])
+                          ["--override", "overrides.txt", *_source_flag(plan, "uv")], plan.index_options)
         return Fix(f"Write overrides.txt with {pinned} and re-resolve with --override",
                    "display-only", command=cmd, text=body)
     if tool == "pip lock":
         cmd = _with_flags(tool_command, "pip lock -r requirements.in",
-                          ["--constraint", "constraints.txt", *_source_flag(plan, "pip")])
+                          ["--constraint", "constraints.txt", *_source_flag(plan, "pip")], plan.index_options)
         return Fix(f"Write constraints.txt with {pinned} and re-lock with --constraint",
                    "display-only", command=cmd, text=body)
     cmd = _with_flags(tool_command if tool == "pip-compile" else None,
                       f"pip-compile requirements.in -o {name}",
-                      ["--constraint", "constraints.txt", *_source_flag(plan, "pip")])
+                      ["--constraint", "constraints.txt", *_source_flag(plan, "pip")], plan.index_options)
     uv_cmd = shlex.join(["uv", "pip", "compile", "requirements.in", "-o", name, "--override",
                          "constraints.txt", *_source_flag(plan, "uv")])
     return Fix(f"Write constraints.txt with {pinned} and re-resolve against the {plan.variant} index",
