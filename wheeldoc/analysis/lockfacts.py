@@ -149,30 +149,29 @@ class LockFacts:
 
     def _local_metadata(self, pkg: LockedPackage):
         from packaging.requirements import InvalidRequirement, Requirement
-        from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-        for folder in self._local_wheel_dirs():
-            for whl in sorted(folder.glob("*.whl")):
+        from wheeldoc.analysis.wheelmeta import requires_dist
+
+        for whl in self.local_wheels(pkg.name, pkg.version):
+            out = []
+            for line in requires_dist(whl):
                 try:
-                    name, version, _, _ = parse_wheel_filename(whl.name)
-                except InvalidWheelFilename:
+                    out.append(Requirement(line))
+                except InvalidRequirement:
                     continue
-                if name != pkg.name or str(version) != pkg.version:
-                    continue
-                from wheeldoc.analysis.wheelmeta import requires_dist
-
-                out = []
-                for line in requires_dist(whl):
-                    try:
-                        out.append(Requirement(line))
-                    except InvalidRequirement:
-                        continue
-                return out
+            return out
         return None
 
-    def _local_wheel_dirs(self) -> list[Path]:
+    def local_wheels(self, name: str, version: str) -> list[Path]:
+        """Wheels of `name==version` in the local find-links folders and `file://` simple indexes
+        that the lock or the command line name (read only: nothing is installed or unpacked)."""
+        from wheeldoc.analysis.localindex import find_local_wheels
+
+        return find_local_wheels(self.local_sources(), name, version)
+
+    def local_sources(self) -> list[Path]:
         base = Path(self.lock.path).parent
-        dirs = []
+        out = []
         for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls,
                     *self.extra_sources):
             path = src[7:] if src.startswith("file://") else src
@@ -180,6 +179,5 @@ class LockFacts:
                 continue
             p = Path(path) if Path(path).is_absolute() else base / path
             if p.is_dir():
-                dirs.append(p)
-                dirs.extend(d for d in p.iterdir() if d.is_dir())  # PEP 503 project folders
-        return dirs
+                out.append(p)
+        return out

@@ -67,17 +67,18 @@ def _exact_pin(facts: LockFacts, pkg: LockedPackage) -> str | None:
 
 
 def _local_source(facts: LockFacts, name: str, version: str) -> str | None:
-    prefix = f"{name}-{version}-".replace("-", "_", 1) if "-" in name else f"{name}-{version}-"
-    for d in facts._local_wheel_dirs():
-        if any(d.glob(prefix + "*.whl")):
-            given = [s for s in facts.extra_sources if Path(s.removeprefix("file://")).resolve() in
-                     (d.resolve(), d.resolve().parent)]
-            in_lock = [s for s in (*facts.lock.find_links, *facts.lock.index_urls, *facts.lock.extra_index_urls)
-                       if Path(s.removeprefix("file://")).resolve() in (d.resolve(), d.resolve().parent)]
-            if in_lock:
-                return None  # already a source of the lock: the override alone is enough
-            if given:
-                return given[0]
+    """The source given on the command line that holds the CUDA build, when the lock's own
+    sources do not (then the override alone is enough)."""
+    from wheeldoc.analysis.localindex import find_local_wheels
+
+    lock_sources = [s for s in facts.local_sources() if str(s) not in facts.extra_sources
+                    and s.as_uri() not in facts.extra_sources]
+    if find_local_wheels(lock_sources, name, version):
+        return None
+    for flag, value in facts.index_options:
+        path = value[7:] if value.startswith("file://") else value
+        if "://" not in path and find_local_wheels([Path(path)], name, version):
+            return value
     return None
 
 
@@ -96,6 +97,17 @@ def pin_plan(facts: LockFacts, bad: list[LockedPackage]) -> PinPlan:
 def _fix(facts: LockFacts, bad: list[LockedPackage]):
     plan = pin_plan(facts, bad)
     return fix_for(facts.lock.path, facts.lock.format, facts.lock.tool, facts.lock.tool_command, plan), plan
+
+
+def _pin_words(name: str, spec: str | None) -> str:
+    if spec is None:
+        return "pin unknown (not recorded in the lock; pass its index with --find-links/--extra-index-url)"
+    if spec == "":
+        return "does not pin it"
+    note = ""
+    if spec.startswith("==") and "+" not in spec and "," not in spec:
+        note = f" (a version pin also admits {spec[2:]}+cpu)"
+    return f"requires {name}{spec}{note}"
 
 
 def _differs(b: Build, tb: Build) -> bool:
@@ -162,8 +174,7 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
             if parent.startswith("-"):
                 continue
             spec = facts.pin_of(parent, pkg.name)
-            pins.append(f"{parent}: " + ("pin unknown (not recorded in the lock)" if spec is None
-                                        else "does not pin it" if spec == "" else f"requires {pkg.name}{spec}"))
+            pins.append(f"{parent}: " + _pin_words(pkg.name, spec))
         yield Finding(
             rule="WD101", title="torch resolved to a CPU-only build", severity=Severity.ERROR,
             location=_loc(facts, pkg),
