@@ -59,9 +59,12 @@ def finalize(
     selection: Selection,
     suppressed: Callable[[Finding], bool] = lambda f: False,
 ) -> Report:
-    """Filter, override severities and sort; the report is then ready for every renderer."""
+    """Filter, override severities and sort; the report is then ready for every renderer.
+    Every skipped part of an input also becomes a WD002 finding, so it counts towards --fail-on."""
     kept = []
-    for f in findings:
+    skipped = [Finding("WD002", "part of an input could not be analyzed", Severity.WARNING,
+                       Location(s.path, member=s.member), f"skipped: {s.reason}") for s in report.skipped]
+    for f in [*findings, *skipped]:
         if not selection.enabled(f.rule) or suppressed(f):
             continue
         sev = selection.severity_for(f.rule, f.severity)

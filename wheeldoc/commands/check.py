@@ -30,6 +30,7 @@ def _expand(paths: list[str], report: Report) -> list[Path]:
         if p.is_dir():
             found = find_lockfiles(p) + sorted(q for q in p.iterdir() if q.is_file() and is_dockerfile_name(q.name))
             if not found:
+                report.inputs.append(raw)
                 report.skipped.append(Skipped(raw, "no lockfile or Dockerfile in this directory"))
             out.extend(found)
         else:

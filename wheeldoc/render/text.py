@@ -27,9 +27,6 @@ def render(report: Report, fail_on: str, *, color: bool | None = None,
         section(console)
     for f in report.findings:
         _finding(console, f, escape)
-    for s in report.skipped:
-        where = s.path + (f"!{s.member}" if s.member else "")
-        console.print(f"[dim]skipped[/] {escape(where)}: {escape(s.reason)}")
     counts = report.counts()
     if report.findings:
         parts = [f"{n} {label}{'s' if n != 1 else ''}" for label, n in counts.items() if n]

@@ -37,7 +37,7 @@ def input_error(facts, ctx):
 
 
 @rule("WD002", "input-skipped", title="part of an input could not be analyzed", severity=Severity.WARNING,
-      examples=(Example(("check", "fixtures/broken/unknown-format.txt"), True),
+      examples=(Example(("check", "fixtures/broken/no-lockfile"), True),
                 Example(("check", "fixtures/story/requirements.lock"), False)))
 def input_skipped(facts, ctx):
     """
