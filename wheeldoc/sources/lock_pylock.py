@@ -14,6 +14,7 @@ from wheeldoc.sources.lockfile import (
     SourceKind,
     assign_lines,
     canonical_name,
+    header_tool,
     key_line,
     table_lines,
     toml_loads,
@@ -134,11 +135,13 @@ def parse_pylock(path: str, text: str) -> Lockfile:
         if key in doc:
             v = doc[key]
             options.append(Option(key, " || ".join(map(str, v)) if isinstance(v, list) else str(v), key_line(text, key)))
+    header, command = header_tool(text)
     return Lockfile(
         path=path,
         format="pylock",
         packages=tuple(packages),
-        tool=_TOOLS.get(created_by, created_by) if created_by else None,
+        tool=header or (_TOOLS.get(created_by, created_by) if created_by else None),
+        tool_command=command,
         requires_python=doc.get("requires-python") if isinstance(doc.get("requires-python"), str) else None,
         options=tuple(options),
     )
