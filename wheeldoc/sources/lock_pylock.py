@@ -25,12 +25,17 @@ _TOP_KEYS = ("lock-version", "created-by", "requires-python", "environments", "e
              "dependency-groups", "default-groups")
 
 
-def _validate(path: str, text: str, doc: dict, lines: list[int | None]) -> None:
-    """Run `packaging.pylock`'s spec validation when this packaging has it (26.1+)."""
+def _validate(path: str, text: str, doc: dict, lines: list[int | None]) -> list[Option]:
+    """Spec problems found by `packaging.pylock` (26.1+), as warnings with a line.
+
+    Only an unsupported `lock-version` is fatal: real tools write files the strict validator
+    rejects (uv exports a package without any wheel or source for a platform it has no
+    wheel for), and wheeldoc still reads them.
+    """
     try:
         from packaging.pylock import Pylock, PylockUnsupportedVersionError, PylockValidationError
-    except ImportError:  # older packaging: fall back to the checks in parse_pylock
-        return
+    except ImportError:  # older packaging: only the checks in parse_pylock
+        return []
     try:
         Pylock.from_dict(doc)
     except PylockUnsupportedVersionError as e:
@@ -40,7 +45,8 @@ def _validate(path: str, text: str, doc: dict, lines: list[int | None]) -> None:
         m = re.match(r"packages\[(\d+)\]", e.context or "")
         if m and int(m.group(1)) < len(lines):
             line = lines[int(m.group(1))]
-        raise InputError(path, f"invalid pylock: {e}", line=line) from None
+        return [Option("pylock-validation", str(e), line)]
+    return []
 
 
 def _wheel_ref(w: Any) -> str | None:
@@ -84,7 +90,7 @@ def parse_pylock(path: str, text: str) -> Lockfile:
         raise InputError(path, "not a pylock file: no `lock-version` or `[[packages]]` array", line=1)
     names = [p.get("name") if isinstance(p, dict) else None for p in raw]
     lines = assign_lines(table_lines(text, "packages"), [n if isinstance(n, str) else "" for n in names])
-    _validate(path, text, doc, lines)
+    warnings = _validate(path, text, doc, lines)
 
     parents: dict[str, list[str]] = {}
     deps_of: list[list[Dependency]] = []
@@ -140,8 +146,10 @@ def parse_pylock(path: str, text: str) -> Lockfile:
         path=path,
         format="pylock",
         packages=tuple(packages),
+        graph=any("dependencies" in p for p in raw if isinstance(p, dict)),
         tool=header or (_TOOLS.get(created_by, created_by) if created_by else None),
         tool_command=command,
         requires_python=doc.get("requires-python") if isinstance(doc.get("requires-python"), str) else None,
         options=tuple(options),
+        warnings=tuple(warnings),
     )

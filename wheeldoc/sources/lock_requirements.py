@@ -163,7 +163,9 @@ def _parse_requirement(path: str, req_text: str, line: int, hashes: int, editabl
 
 def _logical_lines(text: str):
     """(start line, joined text, trailing comment) for each logical line; comments separately."""
-    lines = text.splitlines()
+    # Split on "\n" only: str.splitlines() also breaks on \x0b, \x1c, \u2028..., which editors
+    # do not count as lines.
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
     i, n = 0, len(lines)
     while i < n:
         start = i + 1
@@ -278,6 +280,7 @@ def parse_requirements(path: str, text: str) -> Lockfile:
         path=path,
         format="requirements",
         packages=packages,
+        graph=any(e.via for e in entries),
         index_urls=tuple(o.value for o in options if o.name == "index-url"),
         extra_index_urls=tuple(o.value for o in options if o.name == "extra-index-url"),
         find_links=tuple(o.value for o in options if o.name == "find-links"),

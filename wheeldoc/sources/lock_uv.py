@@ -44,13 +44,24 @@ def _source(src: Any) -> tuple[SourceKind, str | None]:
     return "unknown", None
 
 
-def _edge(d: Any, group: str | None) -> Dependency | None:
-    if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+def _edge(d: Any, group: str | None, cache: dict | None = None) -> Dependency | None:
+    if not isinstance(d, dict):
         return None
+    name = d.get("name")
+    if not isinstance(name, str):
+        return None
+    if cache is not None and len(d) <= 2:
+        # The common shapes, `{ name }` and `{ name, marker }`: one object per distinct edge.
+        key = (name, d.get("marker"), group)
+        dep = cache.get(key)
+        if dep is None and (len(d) == 1 or isinstance(key[1], str)):
+            dep = cache[key] = Dependency(canonical_name(name), key[1], group=group)
+        if dep is not None:
+            return dep
     extras = d.get("extra") or d.get("extras") or ()
     src = d.get("source")
     return Dependency(
-        name=canonical_name(d["name"]),
+        name=canonical_name(name),
         marker=d.get("marker") if isinstance(d.get("marker"), str) else None,
         extras=tuple(e for e in extras if isinstance(e, str)) if isinstance(extras, list) else (),
         version=d.get("version") if isinstance(d.get("version"), str) else None,
@@ -69,18 +80,18 @@ def _requirement_source(d: dict) -> str | None:
     return None
 
 
-def _edges(table: Any, group_prefix: str | None) -> list[Dependency]:
+def _edges(table: Any, group_prefix: str | None, cache: dict | None = None) -> list[Dependency]:
     out: list[Dependency] = []
     if group_prefix is None:
         for d in table if isinstance(table, list) else ():
-            e = _edge(d, None)
+            e = _edge(d, None, cache)
             if e:
                 out.append(e)
         return out
     if isinstance(table, dict):
         for group, deps in table.items():
             for d in deps if isinstance(deps, list) else ():
-                e = _edge(d, f"{group_prefix}:{canonical_name(str(group))}")
+                e = _edge(d, f"{group_prefix}:{canonical_name(str(group))}", cache)
                 if e:
                     out.append(e)
     return out
@@ -88,9 +99,8 @@ def _edges(table: Any, group_prefix: str | None) -> list[Dependency]:
 
 def _file_ref(entry: Any) -> str | None:
     if isinstance(entry, dict):
-        for key in ("url", "path", "filename"):
-            if isinstance(entry.get(key), str):
-                return entry[key]
+        ref = entry.get("url") or entry.get("path") or entry.get("filename")
+        return ref if isinstance(ref, str) else None
     return None
 
 
@@ -164,18 +174,20 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
     lines = assign_lines(table_lines(text, "package"), [n if isinstance(n, str) else "" for n in names])
 
     entries: list[tuple[dict, str, int | None, list[Dependency]]] = []
-    parents: dict[str, list[str]] = {}
+    # Parents by child name, and by (name, version) where the edge names the version
+    # (uv does so when several entries of that name are locked, as in a fork).
+    parents: dict[object, list[str]] = {}
+    cache: dict = {}
     for pkg, raw_name, line in zip(raw, names, lines):
         if not isinstance(pkg, dict) or not isinstance(raw_name, str):
             raise InputError(path, "[[package]] table without a `name`", line=line)
         name = canonical_name(raw_name)
-        deps = (
-            _edges(pkg.get("dependencies"), None)
-            + _edges(pkg.get("optional-dependencies"), "extra")
-            + _edges(pkg.get("dev-dependencies"), "group")
-        )
+        deps = _edges(pkg.get("dependencies"), None, cache)
+        if "optional-dependencies" in pkg or "dev-dependencies" in pkg:
+            deps += _edges(pkg.get("optional-dependencies"), "extra", cache)
+            deps += _edges(pkg.get("dev-dependencies"), "group", cache)
         for d in deps:
-            lst = parents.setdefault(d.name, [])
+            lst = parents.setdefault((d.name, d.version) if d.version else d.name, [])
             if name not in lst:
                 lst.append(name)
         entries.append((pkg, name, line, deps))
@@ -197,7 +209,9 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
                 wheels=tuple(r for r in map(_file_ref, pkg.get("wheels") or ()) if r),
                 sdist=_file_ref(sdist),
                 dependencies=tuple(deps),
-                pulled_in_by=tuple(parents.get(name, ())),
+                pulled_in_by=tuple(dict.fromkeys(
+                    parents.get(name, []) + parents.get((name, str(pkg.get("version", ""))), [])
+                )),
                 markers=_joined_markers(pkg.get("resolution-markers")),
                 hashes=_hash_count(pkg),
                 requires_dist=tuple(requires),
@@ -219,6 +233,7 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
         path=path,
         format="uv.lock",
         packages=tuple(packages),
+        graph=True,
         tool="uv lock",
         requires_python=doc.get("requires-python") if isinstance(doc.get("requires-python"), str) else None,
         options=tuple(options),

@@ -15,10 +15,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from wheeldoc.errors import InputError, LimitExceeded
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 Format = Literal["uv.lock", "pylock", "requirements"]
 SourceKind = Literal["registry", "url", "path", "directory", "git", "editable", "virtual", "unknown"]
@@ -29,13 +31,23 @@ MAX_LOCK_BYTES = 16 * 1024 * 1024
 _CANONICAL = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
 
 
-def canonical_name(name: str) -> str:
-    """`packaging.utils.canonicalize_name`, skipping its (slow) import for names already canonical."""
-    if _CANONICAL.match(name):
-        return name  # a fixed point of canonicalize_name
-    from packaging.utils import canonicalize_name
+_canonical_cache: dict[str, str] = {}
 
-    return str(canonicalize_name(name))
+
+def canonical_name(name: str) -> str:
+    """`packaging.utils.canonicalize_name`, skipping its (slow, ~30 ms) import for names
+    that are already canonical, as every name in a uv.lock is."""
+    got = _canonical_cache.get(name)
+    if got is None:
+        if _CANONICAL.match(name):
+            got = name  # a fixed point of canonicalize_name
+        else:
+            from packaging.utils import canonicalize_name
+
+            got = str(canonicalize_name(name))
+        if len(_canonical_cache) < 100_000:
+            _canonical_cache[name] = got
+    return got
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,14 @@ class Lockfile:
     """The command line recorded in the header comment, as written."""
     requires_python: str | None = None
     options: tuple[Option, ...] = ()
+    graph: bool = False
+    """Whether the file records the dependency graph (`dependencies` / `pulled_in_by`):
+    always for uv.lock; for requirements files when they carry `# via` annotations; for
+    pylock only when its packages list `dependencies` (neither `uv export` nor `pip lock`
+    writes them). When False, an empty `dependencies` means "not recorded", not "none"."""
+    warnings: tuple[Option, ...] = ()
+    """Problems that did not stop reading (e.g. `pylock-validation`: a spec violation
+    reported by `packaging.pylock`), each with its line where known."""
     _by_name: dict[str, tuple[LockedPackage, ...]] = field(
         default=None, init=False, repr=False, compare=False, hash=False  # type: ignore[assignment]
     )
@@ -185,6 +205,7 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_LOCK_BYTES) -> 
 
 
 _PYLOCK_NAME = re.compile(r"pylock(?:\.[^.]+)?\.toml\Z")
+_REQ_LOCK_NAME = re.compile(r"requirements[\w.-]*\.lock\Z")  # Rye: requirements(-dev).lock
 _REQ_LINE = re.compile(r"^\s*[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\]\s*)?(?:===?|@)", re.M)
 
 
@@ -202,7 +223,7 @@ def detect_format(path: str | os.PathLike[str], text: str) -> Format:
         "[[package]]" in text or re.search(r"^requires-python\s*=", head, re.M)
     ):
         return "uv.lock"
-    if name.endswith((".txt", ".in")) or _REQ_LINE.search(head):
+    if name.endswith((".txt", ".in")) or _REQ_LOCK_NAME.match(name) or _REQ_LINE.search(head):
         return "requirements"
     raise InputError(
         str(path), "unknown lockfile format (expected uv.lock, pylock.toml or a requirements file)"
@@ -237,12 +258,15 @@ def is_lockfile_name(name: str) -> bool:
         name == "uv.lock"
         or bool(_PYLOCK_NAME.match(name))
         or (name.endswith(".txt") and ("requirements" in name or "constraints" in name))
+        or bool(_REQ_LOCK_NAME.match(name))
     )
 
 
 def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
-    """Lockfiles in `directory`, sorted: uv.lock, pylock.toml, pylock.*.toml, *requirements*.txt
-    and *constraints*.txt. With `recursive`, also below it (virtualenvs and VCS dirs skipped)."""
+    """Lockfiles in `directory`, sorted: uv.lock, pylock.toml, pylock.*.toml, *requirements*.txt,
+    *constraints*.txt and Rye's requirements*.lock. With `recursive`, also below it (virtualenvs and VCS dirs skipped)."""
+    from pathlib import Path
+
     root = Path(directory)
     if not root.is_dir():
         raise InputError(str(directory), "not a directory")
@@ -269,23 +293,28 @@ def toml_loads(path: str, text: str) -> dict:
         raise InputError(path, f"invalid TOML: {msg}", line=getattr(e, "lineno", None)) from None
 
 
+_NAME_AFTER_HEADER = re.compile(
+    r'[ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*name[ \t]*=[ \t]*["\']([^"\'\n]*)["\']'
+)
+
+
 def table_lines(text: str, header: str) -> list[tuple[int, str | None]]:
     """(line, name) for each `[[header]]` table in order: the header's 1-based line and the
-    value of the first `name = "..."` key that follows it (None if the table has none).
+    value of the `name = "..."` key right after it (None if the table does not start so).
 
-    One regex pass plus newline counting between matches; no TOML parsing.
+    `str.find` for the headers plus newline counting between them: ~0.5 ms per MB, ten
+    times cheaper than a multiline regex scan; no TOML parsing.
     """
-    pat = re.compile(
-        r'^\[\[' + re.escape(header) + r'\]\][ \t]*(?:#[^\n]*)?\n(?:[ \t]*(?:#[^\n]*)?\n)*'
-        r'(?:[ \t]*name[ \t]*=[ \t]*["\']([^"\'\n]*)["\'])?',
-        re.M,
-    )
+    needle = f"[[{header}]]"
     out: list[tuple[int, str | None]] = []
-    line, pos = 1, 0
-    for m in pat.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        out.append((line, m.group(1)))
+    line, last, pos = 1, 0, text.find(needle)
+    while pos >= 0:
+        if pos == 0 or text[pos - 1] == "\n":
+            line += text.count("\n", last, pos)
+            last = pos
+            m = _NAME_AFTER_HEADER.match(text, pos + len(needle))
+            out.append((line, m.group(1) if m else None))
+        pos = text.find(needle, pos + len(needle))
     return out
 
 
