@@ -117,11 +117,12 @@ def parse_gpu(text: str) -> tuple[Gpu, str | None]:
         return Gpu(f"sm_{num}", num // 10, num % 10), None
     from wheeldoc.data import tables
 
-    found = tables.gpu_by_name(key)
+    found = tables.lookup_gpu(key)
     if found is None:
-        raise TargetError(f"unknown GPU {text!r}: use a name ({', '.join(tables.gpu_names()[:12])}, …), "
-                          "sm_XY or X.Y")
-    return Gpu(found.name, found.major, found.minor), found.platform
+        names = ", ".join(g.name for g in tables.gpu_table()[:12])
+        raise TargetError(f"unknown GPU {text!r}: use a name ({names}, …), sm_XY or X.Y")
+    implied = {"aarch64": "linux-aarch64", "x86_64": "linux-x86_64"}.get(found.platform or "", None)
+    return Gpu(found.name, found.cc[0], found.cc[1]), implied
 
 
 def parse_driver(text: str) -> Driver:

@@ -66,7 +66,7 @@ class LockFacts:
         if pkg.local:  # a local tag that names no torch variant
             return Build("unknown", None, f"local version tag +{pkg.local}")
         cuda_deps = [d for d in pkg.dependencies if is_cuda_library(d.name) and self.applies(d.marker)]
-        if pkg.dependencies or self.lock.format != "requirements":
+        if getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock"):
             if cuda_deps:
                 major = self._deps_major(cuda_deps)
                 return Build("cuda", (major, -1) if major else None,
@@ -74,11 +74,16 @@ class LockFacts:
                              f"{', '.join(sorted({d.name for d in cuda_deps})[:3])}")
             if pkg.name == "torch":
                 return Build("cpu", None, f"PyPI build with no CUDA runtime dependency for {self.platform}")
-        # Requirements files do not record torch's own dependencies: judge by platform.
+        # The lock records no dependency edges (requirements files, exported pylocks): the CUDA
+        # libraries it lists for this platform stand for torch's own dependencies.
+        if self.cuda_libraries:
+            libs = sorted({p.name for p, _ in self.cuda_libraries})
+            return Build("cuda", self._lock_major(), f"PyPI build; the lock carries {', '.join(libs[:3])} "
+                                                     f"for {self.platform}")
         if self.platform == "linux-x86_64":
-            return Build("cuda", self._lock_major(), "PyPI build without a local tag: CUDA on Linux x86_64")
-        if pkg.name == "torch" and self.platform != "linux-aarch64":
-            return Build("cpu", None, f"PyPI build: PyPI ships CPU-only torch for {self.platform}")
+            return Build("cuda", None, "PyPI build without a local tag: CUDA on Linux x86_64")
+        if pkg.name == "torch":
+            return Build("cpu", None, f"PyPI build with no CUDA runtime locked for {self.platform}")
         return Build("unknown", None, "PyPI build without a local tag")
 
     def _deps_major(self, deps) -> int | None:
@@ -124,12 +129,14 @@ class LockFacts:
                      or p.name.startswith(("cupy-cuda", "jax-cuda")))
         if gpu:
             reasons.append(f"GPU packages are locked: {', '.join(gpu[:5])}")
-        for url in (*self.lock.index_urls, *self.lock.extra_index_urls, *self.lock.indexes_seen):
-            b = classify_index(url)
-            if b and b.kind == "cuda":
-                reasons.append(f"a CUDA index is configured: {url}")
-                break
+        for url in self.cuda_indexes()[:1]:
+            reasons.append(f"a CUDA index is configured: {url}")
         return tuple(reasons)
+
+    def cuda_indexes(self) -> tuple[str, ...]:
+        """CUDA torch indexes (`…/whl/cu130`) the lock names, in order."""
+        urls = (*self.lock.index_urls, *self.lock.extra_index_urls, *self.lock.indexes_seen)
+        return tuple(dict.fromkeys(u for u in urls if (b := classify_index(u)) and b.kind == "cuda"))
 
     # -- who pulled a package in, and do they pin it ---------------------------------------------
     def pin_of(self, parent: str, child: str) -> str | None:

@@ -12,7 +12,7 @@ from wheeldoc.registry import Example, rule
 
 @rule("WD001", "input-error", title="input could not be read", severity=Severity.ERROR,
       examples=(Example(("check", "fixtures/broken/truncated-uv.lock"), True),
-                Example(("check", "fixtures/story/requirements.lock"), False)))
+                Example(("check", "fixtures/story"), False)))
 def input_error(facts, ctx):
     """
     ## What it does
@@ -38,7 +38,7 @@ def input_error(facts, ctx):
 
 @rule("WD002", "input-skipped", title="part of an input could not be analyzed", severity=Severity.WARNING,
       examples=(Example(("check", "fixtures/broken/no-lockfile"), True),
-                Example(("check", "fixtures/story/requirements.lock"), False)))
+                Example(("check", "fixtures/story"), False)))
 def input_skipped(facts, ctx):
     """
     ## What it does

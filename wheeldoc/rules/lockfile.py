@@ -12,7 +12,7 @@ from wheeldoc.model import Finding, Location, Severity
 from wheeldoc.registry import Example, rule
 from wheeldoc.rules.lockfix import PinPlan, fix_for
 from wheeldoc.sources.lockfile import LockedPackage
-from wheeldoc.torchbuild import Build, cuda_variant, variant_cuda
+from wheeldoc.torchbuild import Build, classify_index, cuda_variant, variant_cuda
 
 L = "fixtures/locks"
 
@@ -36,25 +36,31 @@ def _platform_note(facts: LockFacts) -> tuple[str, ...]:
 # -- choosing the CUDA build to pin ----------------------------------------------------------------
 
 def choose_variant(facts: LockFacts, torch_version: str) -> tuple[str, str]:
-    """The CUDA variant to pin torch to, and why."""
+    """The CUDA variant to pin torch to, and why: one the target driver runs, preferring what the
+    lock already points at (a companion's tag, a configured CUDA index, the CUDA libraries' major)."""
     series = torch_table().series.get(series_of(torch_version) or "")
-    offered = series.cuda if series else ()
-    for p, b in facts.torch_family():
-        if p.name != "torch" and b.kind == "cuda" and b.cuda and b.cuda[1] >= 0:
-            return cuda_variant(b.cuda), f"{p.name} {p.version} is built for it"
-    majors = {m for _, m in facts.cuda_libraries}
+    candidates = list(series.cuda if series else ()) or ["cu128", "cu130"]
     driver = facts.target.driver
-    candidates = list(offered) or ["cu130", "cu128"]
     if driver is not None:
         fits = [v for v in candidates if (variant_cuda(v) or (99, 9)) <= driver.cuda]
-        if fits:
-            return fits[-1], f"the newest CUDA build of torch {series_of(torch_version)} the driver " \
-                             f"({driver.version or driver.cuda_str}, CUDA {driver.cuda_str}) supports"
+        candidates = fits or candidates[:1]
+    for p, b in facts.torch_family():
+        if p.name != "torch" and b.kind == "cuda" and b.cuda and b.cuda[1] >= 0 \
+                and cuda_variant(b.cuda) in candidates:
+            return cuda_variant(b.cuda), f"{p.name} {p.version} is built for it"
+    for url in facts.cuda_indexes():
+        b = classify_index(url)
+        if b and b.cuda and cuda_variant(b.cuda) in candidates:
+            return cuda_variant(b.cuda), f"the lock's sources include the {cuda_variant(b.cuda)} index"
+    majors = {m for _, m in facts.cuda_libraries}
     if len(majors) == 1:
         major = majors.pop()
         same = [v for v in candidates if (variant_cuda(v) or (0, 0))[0] == major]
         if same:
             return same[-1], f"the locked CUDA libraries are CUDA {major}"
+    if driver is not None:
+        return candidates[-1], f"the newest CUDA build of torch {series_of(torch_version)} that the driver " \
+                               f"({driver.version or 'CUDA ' + driver.cuda_str}) runs"
     return candidates[-1], f"the newest CUDA build published for torch {series_of(torch_version)}"
 
 
@@ -91,7 +97,9 @@ def pin_plan(facts: LockFacts, bad: list[LockedPackage]) -> PinPlan:
         if p.name != "torch":
             pins.append(f"{p.name}=={p.public_version}+{variant}")
     source = _local_source(facts, "torch", f"{version}+{variant}")
-    return PinPlan(tuple(pins), variant, why, source, facts.index_options)
+    configured = next((u for u in facts.cuda_indexes() if (b := classify_index(u)) and b.cuda
+                       and cuda_variant(b.cuda) == variant), None)
+    return PinPlan(tuple(pins), variant, why, source, facts.index_options, configured)
 
 
 def _fix(facts: LockFacts, bad: list[LockedPackage]):
@@ -125,12 +133,18 @@ def _differs(b: Build, tb: Build) -> bool:
 # -- rules ---------------------------------------------------------------------------------------
 
 @rule("WD101", "cpu-torch", title="torch resolved to a CPU-only build", severity=Severity.ERROR,
-      examples=(Example(("check", "fixtures/story/requirements.lock"), True),
-                Example(("check", f"{L}/cpu-torch/uv-pip-compile.txt"), True),
-                Example(("check", f"{L}/cpu-torch/uv.lock"), True),
-                Example(("check", f"{L}/clean/uv-pip-compile.txt"), False),
-                Example(("check", f"{L}/traps/rocm.txt"), False),
-                Example(("check", f"{L}/traps/cpu-only-project.txt"), False)))
+      examples=(Example(("check", "fixtures/story"), True),
+                Example(("check", f"{L}/cpu-torch/hit-unpinned-via-flashinfer/requirements.uv.txt"), True),
+                Example(("check", f"{L}/cpu-torch/hit-exact-pin-admits-cpu/requirements.pip-compile.txt"), True),
+                Example(("check", f"{L}/cpu-torch/hit-uv-project-cpu-index/uv.lock"), True),
+                Example(("check", f"{L}/cpu-torch/hit-uv-project-cpu-index/pylock.toml"), True),
+                Example(("check", f"{L}/traps/pypi-torch-universal/uv.lock", "--gpu", "gb10"), True),
+                Example(("check", f"{L}/clean/ok-uv-project-forked/uv.lock"), False),
+                Example(("check", f"{L}/cpu-torch/ok-cpu-only/requirements.uv.txt"), False),
+                Example(("check", f"{L}/traps/ok-rocm/requirements.uv.txt"), False),
+                Example(("check", f"{L}/traps/ok-xpu/pylock.pip.toml"), False),
+                Example(("check", f"{L}/traps/ok-pypi-torch-no-local/pylock.pip.toml"), False),
+                Example(("check", f"{L}/traps/pypi-torch-universal/pylock.toml"), False)))
 def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
@@ -191,10 +205,12 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
 
 @rule("WD102", "mixed-cuda-variants", title="CUDA variants of torch and its companions disagree",
       severity=Severity.ERROR,
-      examples=(Example(("check", f"{L}/mixed-cuda/uv-pip-compile.txt"), True),
-                Example(("check", f"{L}/real/torch-lt-2.14.txt"), True),
-                Example(("check", f"{L}/clean/uv-pip-compile.txt"), False),
-                Example(("check", f"{L}/traps/pyg-local-tags.txt"), False)))
+      examples=(Example(("check", f"{L}/mixed-cuda/hit-cu130-torch-cu12-libs/requirements.uv.txt"), True),
+                Example(("check", f"{L}/mixed-cuda/hit-cu12-torch-cupy13/uv.lock"), True),
+                Example(("check", f"{L}/mixed-cuda/hit-companion-local-differs/requirements.uv.txt"), True),
+                Example(("check", f"{L}/real-index/hit-torch-lt-2.14/requirements.txt"), True),
+                Example(("check", f"{L}/mixed-cuda/ok-cu130-consistent/requirements.pip-compile.txt"), False),
+                Example(("check", f"{L}/traps/ok-pyg-local-tags/requirements.uv.txt"), False)))
 def mixed_cuda(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
@@ -260,8 +276,9 @@ def mixed_cuda(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
 
 
 @rule("WD103", "companion-mismatch", title="companion locked for another torch release", severity=Severity.ERROR,
-      examples=(Example(("check", f"{L}/companion/uv-pip-compile.txt"), True),
-                Example(("check", f"{L}/clean/uv-pip-compile.txt"), False)))
+      examples=(Example(("check", f"{L}/companion/hit-override-leaves-torchvision/requirements.uv.txt"), True),
+                Example(("check", f"{L}/companion/hit-uv-project-override/uv.lock"), True),
+                Example(("check", f"{L}/companion/ok-matching/requirements.uv.txt"), False)))
 def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
@@ -311,8 +328,9 @@ def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
 
 
 @rule("WD104", "cuda-newer-than-driver", title="CUDA build newer than the target driver", severity=Severity.ERROR,
-      examples=(Example(("check", f"{L}/clean/uv-pip-compile.txt", "--driver", "575.57.08"), True),
-                Example(("check", f"{L}/clean/uv-pip-compile.txt", "--driver", "580.95.05"), False)))
+      examples=(Example(("check", f"{L}/clean/ok-uv-project-cu130/uv.lock", "--driver", "575.57.08"), True),
+                Example(("check", f"{L}/clean/ok-uv-project-cu130/uv.lock", "--driver", "12.8"), True),
+                Example(("check", f"{L}/clean/ok-uv-project-cu130/uv.lock", "--driver", "580.95.05"), False)))
 def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
@@ -339,21 +357,23 @@ def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
         return
     from wheeldoc.data import tables
 
-    for pkg, b in facts.torch_family():
-        if b.kind != "cuda" or not b.cuda:
-            continue
+    family = [(p, b) for p, b in facts.torch_family() if b.kind == "cuda" and b.cuda]
+    too_new = [(p, b) for p, b in family if b.cuda[0] > driver.cuda[0]]
+    if too_new:
+        fix, plan = _fix(facts, [p for p, _ in too_new])
+    for pkg, b in family:
         need = (b.cuda[0], max(b.cuda[1], 0))
         if need[0] > driver.cuda[0]:
-            minimum = tables.min_driver_for_cuda(need)
-            variant, why = choose_variant(facts, pkg.version) if pkg.name == "torch" else (None, "")
+            minimum = tables.min_driver_for_cuda(need) or tables.min_driver_for_cuda((need[0], 0))
             yield Finding(
                 rule="WD104", title="CUDA build newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, pkg),
                 message=f"{pkg.name} {pkg.version} is a {b.label} build; the target driver "
                         f"{driver.version or ''} supports CUDA {driver.cuda_str}. The first CUDA call fails "
-                        f"with cudaErrorInsufficientDriver.",
-                evidence=(f"{b.label} needs driver >= {minimum or '?'}", f"{pkg.name}: {b.reason}"),
-                fix=None,
+                        f"with cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                evidence=(f"{b.label} needs driver >= {minimum or '?'}", f"{pkg.name}: {b.reason}",
+                          f"or pin {', '.join(plan.pins)}: {plan.why_variant}"),
+                fix=fix,
                 data=_data(facts, pkg, cuda=f"{need[0]}.{need[1]}", driver=driver.version,
                            driver_cuda=driver.cuda_str, min_driver=minimum),
             )
@@ -368,3 +388,15 @@ def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
                 data=_data(facts, pkg, cuda=f"{need[0]}.{need[1]}", driver=driver.version,
                            driver_cuda=driver.cuda_str),
             )
+    libs = [(p, m) for p, m in facts.cuda_libraries if m > driver.cuda[0]]
+    if libs and not too_new:
+        first = libs[0][0]
+        yield Finding(
+            rule="WD104", title="CUDA build newer than the target driver", severity=Severity.ERROR,
+            location=_loc(facts, first),
+            message=f"CUDA {libs[0][1]} libraries are locked ({', '.join(p.name for p, _ in libs[:5])}); the "
+                    f"target driver supports CUDA {driver.cuda_str}.",
+            evidence=(f"CUDA {libs[0][1]} needs driver >= {tables.min_driver_for_cuda((libs[0][1], 0)) or '?'}",),
+            data=_data(facts, first, driver=driver.version, driver_cuda=driver.cuda_str,
+                       packages=[p.name for p, _ in libs]),
+        )

@@ -24,6 +24,17 @@ class PinPlan:
     why_variant: str
     local_source: str | None = None  # a local folder/index that holds the CUDA build, if one does
     index_options: tuple[tuple[str, str], ...] = ()  # the index options wheeldoc was given
+    configured_index: str | None = None  # a CUDA index of `variant` the lock already uses
+
+
+_INDEX_FLAGS = ("--index-url", "-i", "--extra-index-url")
+
+
+def _is_cpu_index(url: str) -> bool:
+    from wheeldoc.torchbuild import classify_index
+
+    b = classify_index(url)
+    return b is not None and b.kind == "cpu"
 
 
 def _with_flags(command: str | None, default: str, flags: list[str],
@@ -33,25 +44,33 @@ def _with_flags(command: str | None, default: str, flags: list[str],
         words = shlex.split(base)
     except ValueError:
         words = base.split()
-    # Drop flags the fix replaces, so the command stays runnable as printed.
-    out, skip = [], False
-    for w in words:
-        if skip:
-            skip = False
+    # Drop flags the fix replaces, and the CPU index torch came from (an index listed earlier
+    # wins under uv's first-index strategy), so the command stays runnable as printed.
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if w in ("--override", "--torch-backend", "--constraint", "-c") or (
+                w in _INDEX_FLAGS and _is_cpu_index(nxt)):
+            i += 2
             continue
-        if w in ("--override", "--torch-backend", "--constraint", "-c"):
-            skip = True
-            continue
-        if w.startswith(("--override=", "--torch-backend=", "--constraint=")):
+        flag, _, value = w.partition("=")
+        if flag in ("--override", "--torch-backend", "--constraint") or (
+                flag in _INDEX_FLAGS and value and _is_cpu_index(value)):
+            i += 1
             continue
         out.append(w)
+        i += 1
     for flag, value in index_options:  # options the lock header does not record
-        if value not in out and value not in flags:
+        if value not in out and value not in flags and not _is_cpu_index(value):
             out += [flag, value]
     return shlex.join(out + flags)
 
 
 def _source_flag(plan: PinPlan, tool: str) -> list[str]:
+    if plan.configured_index:
+        return []  # the lock's own CUDA index serves the pinned build
     if plan.local_source:
         src = plan.local_source
         return ["--find-links", src] if not src.startswith(("http", "file:")) else ["--extra-index-url", src]
@@ -67,7 +86,7 @@ def fix_for(lock_path: str, lock_format: str, tool: str | None, tool_command: st
     pinned = ", ".join(plan.pins)
     if lock_format == "uv.lock" or tool in ("uv lock", "uv export"):
         idx = f"pytorch-{plan.variant}"
-        url = plan.local_source or torch_table().index_url(plan.variant)
+        url = plan.configured_index or plan.local_source or torch_table().index_url(plan.variant)
         sources = "\n".join(f'{p.split("==")[0]} = [{{ index = "{idx}" }}]' for p in plan.pins)
         snippet = (
             "[tool.uv]\n"
