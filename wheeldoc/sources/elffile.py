@@ -18,6 +18,7 @@ Buffer = Union[bytes, bytearray, memoryview, "mmap.mmap"]  # noqa: F821
 
 ELF_MAGIC = b"\x7fELF"
 MAX_SECTIONS = 1 << 16
+MAX_SEGMENTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,21 @@ class Section:
     @property
     def end(self) -> int:
         return self.offset + self.size
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One program header (PT_LOAD, PT_DYNAMIC, ...)."""
+
+    type: int
+    flags: int
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+
+    PT_LOAD = 1
+    PT_DYNAMIC = 2
 
 
 @dataclass(frozen=True)
@@ -65,16 +81,17 @@ def is_elf(buf: Buffer) -> bool:
 class ElfFile:
     """Header and section table of one ELF image held in `buf`."""
 
-    def __init__(self, buf: Buffer, path: str = "<buffer>") -> None:
+    def __init__(self, buf: Buffer, path: str = "<buffer>", member: str | None = None) -> None:
         self.buf = buf
         self.path = path
+        self.member = member
         self.header = self._read_header()
         self.sections: tuple[Section, ...] = self._read_sections()
         self._by_name = {s.name: s for s in reversed(self.sections)}
 
     # -- helpers -------------------------------------------------------------
     def fail(self, message: str, offset: int | None = None) -> InputError:
-        return InputError(self.path, message, offset=offset)
+        return InputError(self.path, message, offset=offset, member=self.member)
 
     def check_range(self, offset: int, size: int, what: str) -> None:
         if offset < 0 or size < 0 or offset + size > len(self.buf):
@@ -135,6 +152,27 @@ class ElfFile:
         out = []
         for i, (name, typ, flags, addr, off, size, link, info, _align, entsize) in enumerate(raw):
             out.append(Section(i, _cstr(names, name), typ, flags, addr, off, size, link, info, entsize))
+        return tuple(out)
+
+    def segments(self) -> tuple[Segment, ...]:
+        """The program headers (bounds-checked; empty when the file has none)."""
+        h = self.header
+        if h.phoff == 0 or h.phnum == 0:
+            return ()
+        fmt = "IIQQQQQQ" if h.is64 else "IIIIIIII"
+        expected = struct.calcsize("<" + fmt)
+        if h.phentsize != expected:
+            raise self.fail(f"program header size {h.phentsize} (expected {expected})", 0x36 if h.is64 else 0x2A)
+        if h.phnum > MAX_SEGMENTS:
+            raise self.fail(f"{h.phnum} program headers declared (limit {MAX_SEGMENTS})", 0x38)
+        self.check_range(h.phoff, h.phnum * expected, "program header table")
+        out = []
+        for i in range(h.phnum):
+            f = self.unpack(fmt, h.phoff + i * expected)
+            if h.is64:  # type, flags, offset, vaddr, paddr, filesz, memsz, align
+                out.append(Segment(f[0], f[1], f[2], f[3], f[5], f[6]))
+            else:  # type, offset, vaddr, paddr, filesz, memsz, flags, align
+                out.append(Segment(f[0], f[6], f[1], f[2], f[4], f[5]))
         return tuple(out)
 
     def section(self, name: str) -> Section | None:
