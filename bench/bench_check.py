@@ -55,11 +55,15 @@ def main() -> int:
           f"{args.runs} runs each, {sys.executable}")
 
     py = sys.executable
+    # An installed wheeldoc has its bytecode compiled (pip and `uv tool install` do it); this
+    # checkout may run with PYTHONDONTWRITEBYTECODE, so compile once, as an install would.
+    subprocess.run([py, "-m", "compileall", "-q", str(REPO / "wheeldoc")], check=True)
     commands = [
         ("bare: python -c tomli.load", [py, "-c", f"import tomli; tomli.load(open({str(lock)!r}, 'rb'))"]),
         ("source: load_lockfile", [py, "-c", "from wheeldoc.sources.lockfile import load_lockfile; "
                                               f"load_lockfile({str(lock)!r})"]),
         ("python -m wheeldoc check", [py, "-m", "wheeldoc", "check", str(lock)]),
+        ("wheeldoc --version", [py, "-m", "wheeldoc", "--version"]),
     ]
     rows = []
     base = None

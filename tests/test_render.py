@@ -79,6 +79,8 @@ def test_sarif_schema_catches_a_wrong_level():
 
 def test_text_shows_fix_and_summary():
     out = render_text.render(sample_report(), "warning", color=False)
+    colored = render_text.render(sample_report(), "warning", color=True)
+    assert "\x1b[" in colored and "WD101" in colored
     assert "requirements.lock:7: WD101 error" in out
     assert "torch==2.11.0+cu130" in out and "$ uv pip compile --override overrides.txt" in out
     assert "Found 3 findings (1 error, 1 warning, 1 info) in 2 inputs." in out
