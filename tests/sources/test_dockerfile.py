@@ -117,18 +117,38 @@ _TOP = st.lists(st.sampled_from(["# syntax=docker/dockerfile:1", "# escape=`", "
                 max_size=2)
 
 
-def _has_trailing_json(df) -> bool:
+def _trailing_json(text: str) -> bool:
+    """Some `[` in the text starts a JSON array that is followed by more text."""
     dec = json.JSONDecoder()
-    for ins in df.instructions:
-        for i in (ins, ins.trigger):
-            a = i.args.lstrip()
-            if a.startswith("["):
-                try:
-                    _, end = dec.raw_decode(a)
-                except ValueError:
-                    continue
-                if a[end:].strip():
-                    return True
+    i = text.find("[")
+    while i >= 0:
+        try:
+            _, end = dec.raw_decode(text, i)
+            if text[end:].strip():
+                return True
+        except ValueError:
+            pass
+        i = text.find("[", i + 1)
+    return False
+
+
+def _has_trailing_json(df) -> bool:
+    return any(_trailing_json(i.args) or _trailing_json(i.trigger.args) for i in df.instructions)
+
+
+def _oracle_read_trailing_json(expected) -> bool:
+    """The Go parser of the oracle took a JSON array followed by more text as JSON."""
+    dec = json.JSONDecoder()
+    for c in expected:
+        if c["json"]:
+            first = c["original"].split("\n", 1)[0]
+            i = first.find("[")
+            try:
+                _, end = dec.raw_decode(first, i)
+            except ValueError:
+                continue
+            if first[end:].strip():
+                return True
     return False
 
 
@@ -142,13 +162,15 @@ def test_parity_with_go_parser_on_generated_input(top, lines, crlf, final_nl):
         expected = _oracle_view(oracle.parse_string(text))
     except oracle.GoParseError:
         expected = None
+    if expected and _oracle_read_trailing_json(expected):
+        return  # documented difference, see test_json_with_trailing_text_follows_current_buildkit
     try:
         df = parse_text(text)
     except InputError:
-        assert expected is None or not expected, text
+        assert expected is None, text
         return
     if _has_trailing_json(df):
-        return  # documented difference, see test_json_with_trailing_text_follows_current_buildkit
+        return  # same difference, seen from our side
     assert expected is not None, text
     assert _ours_like_oracle(df) == expected, text
 
