@@ -20,10 +20,18 @@ from tests import envfactory as ef
 from tests.wheelfactory import build_wheel
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.environment import (
-    check_requirements, inspect_environment, locate_environment, location_for_directory, marker_environment,
+    check_requirements,
+    inspect_environment,
+    locate_environment,
+    location_for_directory,
+    marker_environment,
     query_interpreter,
 )
-from wheeldoc.sources.environment_dist import parse_record, parse_version_py, read_distributions
+from wheeldoc.sources.environment_dist import (
+    parse_record,
+    parse_version_py,
+    read_distributions,
+)
 from wheeldoc.sources.environment_fs import HOST
 
 TV_WHEEL = ef.TORCHVISION_0_29_1
@@ -312,7 +320,7 @@ def _readelf(path: str) -> tuple[list[str], set[str]]:
     dyn = subprocess.run(["readelf", "-dW", path], capture_output=True, text=True, check=True).stdout
     sec = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True).stdout
     return (re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dyn),
-            set(re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", sec, re.M)))
+            set(re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", sec, re.MULTILINE)))
 
 
 @pytest.mark.slow

@@ -31,10 +31,19 @@ from typing import Literal
 
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.environment_dist import (
-    DirectUrl, Distribution, RecordEntry, TorchBuild, read_distributions, read_torch_build,
+    DirectUrl,
+    Distribution,
+    RecordEntry,
+    TorchBuild,
+    read_distributions,
+    read_torch_build,
 )
 from wheeldoc.sources.environment_fs import HOST, FileSystem, HostFileSystem
-from wheeldoc.sources.environment_libs import SharedLibrary, is_shared_object, scan_library
+from wheeldoc.sources.environment_libs import (
+    SharedLibrary,
+    is_shared_object,
+    scan_library,
+)
 
 __all__ = [
     "CudaPackage", "DirectUrl", "Distribution", "Environment", "EnvironmentLocation", "FileSystem",
@@ -247,7 +256,7 @@ def _running_interpreter() -> dict:
     p = sysconfig.get_paths()
     paths = [p.get("purelib"), p.get("platlib")]
     if sys.prefix == sys.base_prefix or _system_site_enabled(sys.prefix):
-        paths += list(getattr(site, "getsitepackages", lambda: [])())
+        paths += list(getattr(site, "getsitepackages", list)())
     return {"executable": sys.executable, "prefix": sys.prefix, "base_prefix": sys.base_prefix,
             "paths": paths, "markers": dict(default_environment())}
 
@@ -438,9 +447,11 @@ def check_requirements(dist: Distribution, installed: Mapping[str, Distribution]
 def _marker(req, markers: Mapping[str, str], extra: str) -> bool:
     if req.marker is None:
         return True
+    from packaging.markers import UndefinedComparison, UndefinedEnvironmentName
+
     try:
         return bool(req.marker.evaluate({**markers, "extra": extra}))
-    except Exception:  # packaging raises UndefinedComparison & co. for odd markers
+    except (UndefinedComparison, UndefinedEnvironmentName, ValueError):  # odd markers: not for us
         return False
 
 

@@ -36,7 +36,7 @@ _DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info$")
 _CXX11_ABI = re.compile(rb"_GLIBCXX_USE_CXX11_ABI=([01])")
 _CUDA_REQ = re.compile(r"^(nvidia-|cuda-)")
 _RECORD_SHARED = re.compile(r'^(?:"((?:[^"]|"")*\.(?:so(?:\.[0-9][0-9.]*)?|pyd))"|([^",\n]*\.(?:so(?:\.[0-9][0-9.]*)?|pyd))),',
-                            re.M)
+                            re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ class Distribution:
     @property
     def local(self) -> str | None:
         """The local version label (`cpu` of `2.13.0+cpu`), None without one."""
-        _, plus, local = self.version.partition("+")
+        _, _, local = self.version.partition("+")
         return local or None
 
     def file_path(self, entry: RecordEntry | str) -> str:

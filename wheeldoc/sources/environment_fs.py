@@ -14,7 +14,8 @@ import mmap
 import os
 import stat
 from collections.abc import Iterator
-from typing import ContextManager, Protocol
+from contextlib import AbstractContextManager
+from typing import Protocol
 
 from wheeldoc.errors import InputError, LimitExceeded
 
@@ -36,7 +37,7 @@ class FileSystem(Protocol):
         """The first `n` bytes (fewer when the file is shorter)."""
         ...
 
-    def open_buffer(self, path: str) -> ContextManager[memoryview]: ...
+    def open_buffer(self, path: str) -> AbstractContextManager[memoryview]: ...
 
     def realpath(self, path: str) -> str: ...
 
