@@ -364,6 +364,14 @@ def test_too_many_instructions(monkeypatch):
     assert exc.value.line == 51
 
 
+def test_too_many_lines_is_refused_quickly():
+    t0 = time.perf_counter()
+    with pytest.raises(LimitExceeded) as exc:
+        parse_text("\n" * (dfmod.MAX_LINES + 5) + "FROM a\n")
+    assert exc.value.line == dfmod.MAX_LINES + 1
+    assert time.perf_counter() - t0 < 0.5
+
+
 def test_file_too_big_and_missing(tmp_path, monkeypatch):
     monkeypatch.setattr(dfmod, "MAX_DOCKERFILE_BYTES", 100)
     big = tmp_path / "Dockerfile"

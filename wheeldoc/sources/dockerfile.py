@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from wheeldoc.errors import InputError, LimitExceeded
@@ -35,6 +36,7 @@ from wheeldoc.sources.dockerfile_lex import GO_SPACE, GO_SPACE_CHARS, LexError, 
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024
 MAX_LINE_BYTES = 65535  # bufio.MaxScanTokenSize - 1: BuildKit refuses longer lines
 MAX_INSTRUCTIONS = 10_000
+MAX_LINES = 200_000
 
 KEYWORDS = frozenset(
     "ADD ARG CMD COPY ENTRYPOINT ENV EXPOSE FROM HEALTHCHECK LABEL MAINTAINER ONBUILD RUN "
@@ -152,12 +154,8 @@ class Instruction:
 
     def line_at(self, offset: int) -> int:
         """Physical line of a character offset in `original`."""
-        line = self.start_line
-        for off, ln in self.segments:
-            if off > offset:
-                break
-            line = ln
-        return line
+        k = bisect_right(self.segments, (offset, float("inf")))
+        return self.segments[k - 1][1] if k else self.start_line
 
     @property
     def shell(self) -> str | None:
@@ -238,25 +236,24 @@ def _line_of(data: bytes | str, offset: int) -> int:
     return data.count(b"\n" if isinstance(data, bytes) else "\n", 0, offset) + 1
 
 
-def _check_lines(data: bytes | str, path: str, width: int) -> None:
-    nl = b"\n" if isinstance(data, bytes) else "\n"
-    if len(data) <= MAX_LINE_BYTES // width:
+_LONG_BYTES = re.compile(rb"[^\n]{%d,}" % (MAX_LINE_BYTES + 1))
+_LONG_CHARS = re.compile(r"[^\n]{%d,}" % (MAX_LINE_BYTES // 4 + 1))  # may be over the limit in UTF-8
+
+
+def _check_lines(data: bytes | str, path: str) -> None:
+    """Refuse a line longer than BuildKit's limit (in bytes), without a per-line Python loop."""
+    if len(data) <= MAX_LINE_BYTES // 4:
         return
-    start = 0
-    n = len(data)
-    while start <= n:
-        end = data.find(nl, start)  # type: ignore[arg-type]
-        if end < 0:
-            end = n
-        if end - start > MAX_LINE_BYTES // width:
-            length = end - start if width == 1 else len(data[start:end].encode("utf-8", "surrogatepass"))  # type: ignore[union-attr]
-            if length > MAX_LINE_BYTES:
-                raise LimitExceeded(
-                    path,
-                    f"line is {length} bytes long, over BuildKit's limit of {MAX_LINE_BYTES}",
-                    line=_line_of(data, start),
-                )
-        start = end + 1
+    if isinstance(data, bytes):
+        m = _LONG_BYTES.search(data)
+        if m:
+            raise LimitExceeded(path, f"line is over BuildKit's limit of {MAX_LINE_BYTES} bytes",
+                                line=_line_of(data, m.start()))
+        return
+    for m in _LONG_CHARS.finditer(data):
+        if len(m.group().encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
+            raise LimitExceeded(path, f"line is over BuildKit's limit of {MAX_LINE_BYTES} bytes",
+                                line=_line_of(data, m.start()))
 
 
 def _decode(data: bytes, path: str) -> str:
@@ -265,7 +262,7 @@ def _decode(data: bytes, path: str) -> str:
     nul = data.find(b"\0")
     if nul >= 0:
         raise InputError(path, "binary data (NUL byte), not a Dockerfile", line=_line_of(data, nul), offset=nul)
-    _check_lines(data, path, 1)
+    _check_lines(data, path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -278,7 +275,7 @@ def _check_text(text: str, path: str) -> None:
     nul = text.find("\0")
     if nul >= 0:
         raise InputError(path, "binary data (NUL byte), not a Dockerfile", line=_line_of(text, nul))
-    _check_lines(text, path, 4)
+    _check_lines(text, path)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -658,6 +655,8 @@ class _Parser:
         if text.startswith(_BOM):
             text = text[1:]
         parts = text.split("\n")
+        if len(parts) > MAX_LINES + 1:
+            raise LimitExceeded(path, f"more than {MAX_LINES} lines", line=MAX_LINES + 1)
         self.lines = [p + "\n" for p in parts[:-1]]
         if parts[-1]:
             self.lines.append(parts[-1])

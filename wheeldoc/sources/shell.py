@@ -26,6 +26,7 @@ text and the command is marked `incomplete`.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -411,6 +412,14 @@ class _Scanner:
 # -- interpretation -------------------------------------------------------------------
 
 
+def _line_counter(text: str, base: int) -> Callable[[int], int]:
+    """offset -> base + newlines before it, in O(log n) per call."""
+    newlines = [m.start() for m in re.finditer("\n", text)] if "\n" in text else []
+    if not newlines:
+        return lambda _p: base
+    return lambda p: base + bisect_right(newlines, p - 1)
+
+
 def _basename(p: str) -> str:
     return p.rsplit("/", 1)[-1]
 
@@ -571,7 +580,7 @@ class _Extractor:
                     exported[n_] = v
         script, is_shell = _shell_script(argv)
         if script is not None:
-            self.run(script, "-c", lambda p, ln=line, sc_=script: ln + sc_.count("\n", 0, p), depth + 1, None,
+            self.run(script, "-c", _line_counter(script, line), depth + 1, None,
                      dict(exported) | dict(assignments))
         elif is_shell:  # the shell reads its script from stdin
             env = dict(exported) | dict(assignments)
@@ -582,7 +591,7 @@ class _Extractor:
                     if ref.strip:
                         body = re.sub(r"(?m)^\t+", "", body)
                     if ref.outer:
-                        lo = (lambda p, b=body, w=where: w + b.count("\n", 0, p))
+                        lo = _line_counter(body, where)
                     else:
                         lo = (lambda p, w=where: line_of(w + p))
                     self.run(body, f"heredoc:{ref.delim}", lo, depth + 1, None, env)
@@ -593,7 +602,7 @@ class _Extractor:
 def extract_commands(text: str, *, line_base: int = 1, source: str = "text") -> tuple[Command, ...]:
     """The commands of a shell script (a heredoc body, a `sh -c` string, a file)."""
     ex = _Extractor(line_base)
-    ex.run(text, source, lambda p: line_base + text.count("\n", 0, p), 0, None, {})
+    ex.run(text, source, _line_counter(text, line_base), 0, None, {})
     return tuple(ex.out)
 
 
@@ -616,7 +625,7 @@ def commands_in_run(ins: Instruction) -> tuple[Command, ...]:
         ex.out.append(cmd)
         script, _ = _shell_script(argv2)
         if script is not None:
-            ex.run(script, "-c", lambda p: base + script.count("\n", 0, p), 1, None, dict(assignments))
+            ex.run(script, "-c", _line_counter(script, base), 1, None, dict(assignments))
         return tuple(ex.out)
     args = ins.args
     if ins.heredocs and _single_heredoc(args):
@@ -625,7 +634,7 @@ def commands_in_run(ins: Instruction) -> tuple[Command, ...]:
         interpreter = _shebang(body)
         if interpreter is not None and interpreter not in SHELLS:
             return ()  # a script for another interpreter (python, perl, ...)
-        ex.run(body, f"heredoc:{h.name}", lambda p: h.start_line + body.count("\n", 0, p), 0, None, {})
+        ex.run(body, f"heredoc:{h.name}", _line_counter(body, h.start_line), 0, None, {})
         return tuple(ex.out)
     by_name: dict[str, list[tuple[str, int]]] = {}
     for h in ins.heredocs:
