@@ -10,12 +10,17 @@ The stage graph and the variables in effect at each instruction live in
 `dockerfile_model.py` (`analyze(dockerfile)`), BuildKit's word lexer in
 `dockerfile_lex.py`, and shell commands inside RUN in `shell.py`.
 
-This port follows `moby/buildkit` `frontend/dockerfile/parser` and is tested against the
-official Go parser (the `dockerfile` package) field by field. Deliberate differences:
-- Flags are read as Unicode text; Go reads them byte by byte, so a non-ASCII flag value
-  comes out mangled there (and bytes 0x85/0xA0 inside it count as spaces).
-- The heredocs of an `ONBUILD RUN <<EOF` trigger are kept on the trigger (`sub`) as well.
-- Input that is not UTF-8, or holds NUL bytes, is refused (Go passes the bytes through).
+This port follows `moby/buildkit` `frontend/dockerfile/parser` and is tested field by field
+against the official Go parser (the `dockerfile` package, which embeds BuildKit 0.12.5) on
+every fixture and on generated input. Deliberate differences, all on purpose:
+- A JSON array followed by more text (`RUN ["a"] && b`) is shell form, as in current
+  BuildKit (`json.Unmarshal`); BuildKit 0.12 decoded the first array and dropped the rest.
+- `# check=` is a parser directive, as in current BuildKit (0.12 stopped at it).
+- Flags are split as Go does (byte by byte: only ASCII blanks separate them), but their
+  non-ASCII text is kept as Unicode where Go turns each byte into a Latin-1 character.
+- The heredocs of an `ONBUILD RUN <<EOF` are kept on the trigger (`sub`) too; the Go
+  binding reports none for ONBUILD, though BuildKit reads them (same end line).
+- Input that is not UTF-8, or holds NUL bytes, is refused; Go passes the bytes through.
 
 Bad input raises `InputError` with the line: unterminated heredoc, invalid or repeated
 directives, a JSON array of non-strings, `ENV` without value, undecodable or binary bytes,

@@ -276,7 +276,8 @@ def _stage_name(df: Dockerfile, ins: Instruction) -> tuple[str, str | None]:
     if len(v) == 3 and v[1].lower() == "as":
         name = v[2].lower()
         if not (name[:1].isascii() and name[:1].isalpha() and set(name) <= _STAGE_NAME_CHARS):
-            raise _fail(df, ins, f'invalid name for build stage: "{v[2]}", name can\'t start with a number or contain symbols')
+            raise _fail(df, ins, f'invalid name for build stage: "{v[2]}", '
+                                 "name can't start with a number or contain symbols")
         return v[0], name
     if len(v) != 1:
         raise _fail(df, ins, "FROM requires either one or three arguments")

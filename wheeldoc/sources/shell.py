@@ -420,6 +420,11 @@ def _line_counter(text: str, base: int) -> Callable[[int], int]:
     return lambda p: base + bisect_right(newlines, p - 1)
 
 
+def _shifted(line_of: Callable[[int], int], start: int) -> Callable[[int], int]:
+    """Line lookup for a slice of a text that starts at `start`."""
+    return lambda p: line_of(start + p)
+
+
 def _basename(p: str) -> str:
     return p.rsplit("/", 1)[-1]
 
@@ -534,7 +539,7 @@ class _Extractor:
     def _command(self, text: str, raw: _Raw, source: str, line_of: Callable[[int], int],
                  depth: int, exported: dict[str, str], piped: list[_HeredocRef] | None = None) -> None:
         for a, b in raw.subs:  # $( ) and backquotes run first
-            self.run(text[a:b], source, lambda p, a=a: line_of(a + p), depth + 1, None, dict(exported))
+            self.run(text[a:b], source, _shifted(line_of, a), depth + 1, None, dict(exported))
         words = [w.value for w in raw.words]
         unquoted = [not w.quoted for w in raw.words]
         k = 0
@@ -590,10 +595,7 @@ class _Extractor:
                 for body, where in ref.bodies:
                     if ref.strip:
                         body = re.sub(r"(?m)^\t+", "", body)
-                    if ref.outer:
-                        lo = _line_counter(body, where)
-                    else:
-                        lo = (lambda p, w=where: line_of(w + p))
+                    lo = _line_counter(body, where) if ref.outer else _shifted(line_of, where)
                     self.run(body, f"heredoc:{ref.delim}", lo, depth + 1, None, env)
             for hs in raw.herestrings:
                 self.run(hs, "-c", lambda p, ln=line: ln, depth + 1, None, dict(exported))
