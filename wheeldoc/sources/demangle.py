@@ -2,12 +2,16 @@
 
 In-process through the `cxxfilt` package (libstdc++'s `__cxa_demangle`); when it cannot load,
 one batch call of binutils' `c++filt`. Names longer than `MAX_INPROCESS` go to `c++filt` too:
-a hostile name must never be able to crash this process inside the C demangler. A name that
-no demangler understands is returned unchanged.
+a hostile name must never be able to crash this process inside the C demangler (both
+demanglers also refuse names beyond about a thousand components). A name that no demangler
+understands is returned unchanged. The output is c++filt's: `__cxa_demangle`'s short forms of
+the standard substitutions (`std::string`, `std::ostream`, ...) are written out in full, so
+both backends give the same text.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from functools import lru_cache
@@ -15,6 +19,15 @@ from typing import Callable, Iterable
 
 MAX_INPROCESS = 4096  # libtorch's longest exported name is 574 characters
 CXXFILT_TIMEOUT_S = 60
+
+# __cxa_demangle's abbreviations of the Ss/Si/So/Sd substitutions, and c++filt's full forms.
+_VERBOSE = {
+    "std::string": "std::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+    "std::istream": "std::basic_istream<char, std::char_traits<char> >",
+    "std::ostream": "std::basic_ostream<char, std::char_traits<char> >",
+    "std::iostream": "std::basic_iostream<char, std::char_traits<char> >",
+}
+_SHORT = re.compile(r"\bstd::(?:string|istream|ostream|iostream)\b")
 
 
 def demangle(name: str) -> str:
@@ -85,9 +98,10 @@ def _inprocess() -> Callable[[str], str] | None:
 
     def run(name: str) -> str:
         try:
-            return cxxfilt.demangleb(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+            text = cxxfilt.demangleb(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
         except Exception:  # noqa: BLE001 (InvalidName and friends: leave the name as it is)
             return name
+        return _SHORT.sub(lambda m: _VERBOSE[m.group(0)], text) if "std::" in text else text
 
     return run
 
