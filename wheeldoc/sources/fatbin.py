@@ -169,16 +169,16 @@ def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = Non
 class _Reader:
     """Bounded reads from a buffer, or with `os.pread` from a file descriptor."""
 
-    __slots__ = ("buf", "fd", "size")
+    __slots__ = ("buf", "fd", "size", "read")
 
     def __init__(self, buf: Buffer, fd: int | None = None) -> None:
         self.buf, self.fd, self.size = buf, fd, len(buf)
-
-    def read(self, offset: int, size: int) -> bytes:
-        size = max(0, min(size, self.size - offset))
-        if self.fd is not None:
-            return os.pread(self.fd, size, offset)
-        return bytes(self.buf[offset:offset + size])
+        # read(offset, size): callers keep offset + size within the file.
+        if fd is not None:
+            pread = os.pread
+            self.read = lambda offset, size: pread(fd, size, offset)
+        else:
+            self.read = lambda offset, size: bytes(buf[offset:offset + size])
 
 
 def _read(buf: Buffer, reader: _Reader, path: str, member: str | None,
@@ -239,7 +239,9 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
     n_entries = 0
     pos = start
     while pos < end:
-        head = reader.read(pos, min(CONTAINER.size + HEAD_READ, end - pos))
+        left = end - pos
+        head = reader.read(pos, CONTAINER.size + HEAD_READ if left > CONTAINER.size + HEAD_READ
+                           else left)
         if len(head) < CONTAINER.size:
             if not any(head):
                 break  # trailing padding
@@ -274,9 +276,10 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
 def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
                   path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
     out: list[FatbinEntry] = []
+    read = reader.read
     while pos < end:
-        want = min(HEAD_READ, end - pos)
-        head = first if len(first) >= want else reader.read(pos, want)
+        want = HEAD_READ if end - pos > HEAD_READ else end - pos
+        head = first if len(first) >= want else read(pos, want)
         first = b""
         if len(head) < ENTRY.size:
             raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
@@ -290,8 +293,9 @@ def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_ind
             raise _bad(path, member, f"payload size {psize} runs past the container end "
                        f"({end - pos - hsize} bytes left)", pos + 8)
         if hsize > len(head):
-            head = reader.read(pos, hsize)
-        compression = _compression(flags)
+            head = read(pos, hsize)
+        compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                       else "unknown" if flags & 0x1000 else None)  # 0x1000: legacy, never seen
         if compression is None:
             csize_v = dsize_v = None
         else:
@@ -321,16 +325,6 @@ def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_ind
             out.append(entry)
         pos += hsize + psize
     return tuple(out)
-
-
-def _compression(flags: int) -> str | None:
-    if flags & FLAG_ZSTD:
-        return "zstd"
-    if flags & FLAG_LZ4:
-        return "lz4"
-    if flags & 0x1000:
-        return "unknown"  # legacy FATBIN_FLAG_COMPRESS, never seen in CUDA 12/13
-    return None
 
 
 def _concat_members(head: bytes, parent: FatbinEntry, first_index: int, path: str,
