@@ -553,6 +553,16 @@ def test_lowercase_stage_names_and_copy_from_index():
     assert m.root(m.stage("app-cpu")).name == "cuda-base"
 
 
+def test_env_and_arg_share_one_environment():
+    # BuildKit's dispatchArg adds an ARG with a value to the same state env as ENV: last write wins
+    g = analyze(parse_text("FROM a\nENV A=1 B=1\nARG A=2\nARG B\nRUN x\n"))
+    sc = g.scope(4)
+    assert (sc.lookup("A").value, sc.lookup("A").kind) == ("2", "arg")
+    assert sc.env["A"].value == "1"  # the image config keeps the ENV
+    assert (sc.lookup("B").value, sc.lookup("B").kind) == ("1", "env")  # ARG without value sets nothing
+    assert sc.args["B"].value is None
+
+
 def test_shell_and_scratch():
     g = analyze(parse_text('FROM scratch AS s\nSHELL ["/bin/bash", "-c"]\nRUN x\nFROM s\nRUN y $NOPE\n'))
     assert g.stages[0].is_scratch
