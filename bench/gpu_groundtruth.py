@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wheeldoc.data.tables import ptx_isa_for_cuda  # noqa: E402
-from wheeldoc.kernels_model import CUDA_ERROR_CODES, predict_container  # noqa: E402
+from wheeldoc.kernels_model import predict_container  # noqa: E402
 from wheeldoc.sources.fatbin import container_bytes, open_fatbin  # noqa: E402
 
 KERNELS = ROOT / "fixtures" / "kernels"
@@ -179,7 +179,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="cuModuleLoadData ground truth vs wheeldoc's prediction")
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     ap.add_argument("--cc", type=version_pair, help="device compute capability (default: the GPU's)")
-    ap.add_argument("--ptx-isa", type=version_pair, help="driver's newest PTX ISA (default: from its CUDA version)")
+    ap.add_argument("--ptx-isa", type=version_pair,
+                    help="driver's newest PTX ISA (default: from its CUDA version)")
     ap.add_argument("--dry-run", action="store_true", help="predict only; do not touch the GPU")
     ap.add_argument("--only", help="substring filter on fixture file names")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -236,7 +237,7 @@ def main() -> None:
 
 def write_report(out: Path, device, cc, isa, rows, dry: bool, seconds: float) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    lines = [f"# cuModuleLoadData ground truth vs wheeldoc's prediction", "",
+    lines = ["# cuModuleLoadData ground truth vs wheeldoc's prediction", "",
              f"Device: {device['name']}, CC {cc[0]}.{cc[1]}; driver CUDA {device['cuda']}; "
              f"driver PTX ISA {isa[0]}.{isa[1]}. {len(rows)} images from "
              f"{len({r['fixture'] for r in rows})} fixtures, {seconds:.0f} s.", ""]
@@ -258,7 +259,8 @@ def write_report(out: Path, device, cc, isa, rows, dry: bool, seconds: float) ->
         line = (f"| {r['fixture']} | {r['container']} | {r['entries']} | {r['predicted']} | "
                 f"{r['predicted_entry'] or ''} | {r['predicted_error']} |")
         if not dry:
-            tag = "" if r["tag"] is None and r["expected_tag"] is None else f"{r['tag']} ({r['expected_tag']})"
+            tag = ("" if r["tag"] is None and r["expected_tag"] is None
+                   else f"{r['tag']} ({r['expected_tag']})")
             verdict = "yes" if r["result_agrees"] and r.get("choice_agrees") is not False else "**NO**"
             line += f" {r['actual_error']} | {tag} | {verdict} |"
         lines.append(line)
