@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import mmap
 import os
 import shutil
 import tarfile
@@ -200,6 +201,9 @@ def test_open_buffer_maps_real_elf_in_place(tmp_path):
                                             compression=compression)) as image:
             with image.files.open_buffer(f"/{site}/zpkg/libz.so.1") as buf:
                 assert bytes(buf) == libz
+            with image.files.open_file(f"/{site}/zpkg/libz.so.1") as fh:
+                assert fh.name != f"/{site}/zpkg/libz.so.1" and fh.read() == libz
+                assert mmap.mmap(fh.fileno(), 0, prot=mmap.PROT_READ)[:4] == b"\x7fELF"
             (loc,) = find_python_environments(image)
             assert loc.kind == "system" and loc.markers["python_version"] == "3.12"
             assert loc.markers["platform_machine"] == "aarch64"  # from the image config

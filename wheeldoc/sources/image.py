@@ -17,16 +17,18 @@ a bad archive raises `InputError` / `LimitExceeded` naming the member.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
 import platform as _platform
 import posixpath
 import re
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.environment import EnvironmentLocation, location_for_directory
@@ -156,6 +158,24 @@ class ImageFiles:
         return self._layers[node.layer].range.map(node.offset, node.size)
 
     # more than the protocol
+    @contextlib.contextmanager
+    def open_file(self, path: str) -> Iterator[BinaryIO]:
+        """The file copied into an anonymous temporary file (a real descriptor: mmap-able, or
+        readable by a tool through /proc/self/fd); the copy is as large as the file, no larger."""
+        node = self._file(path)
+        r = self._layers[node.layer].range
+        with tempfile.TemporaryFile(prefix="wheeldoc-member-") as out:
+            pos = 0
+            while pos < node.size:
+                chunk = r.pread(node.offset + pos, min(1 << 20, node.size - pos))
+                if not chunk:
+                    raise InputError(self.where(path), "layer ended inside the file")
+                out.write(chunk)
+                pos += len(chunk)
+            out.flush()
+            out.seek(0)
+            yield out
+
     def stat(self, path: str, *, follow: bool = True) -> FileEntry | None:
         node = self._tree.node(path, follow=follow)
         if node is None:
