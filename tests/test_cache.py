@@ -126,6 +126,9 @@ class _NoOpen(WheelArchive):
             raise AssertionError(f"{name} was read although it is cached")
         return super().open(name)
 
+    def stream(self, name: str):  # type: ignore[override]
+        raise AssertionError(f"{name} was streamed although it is cached")
+
 
 def test_elf_facts_cached_by_record_hash(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
@@ -146,3 +149,18 @@ def test_elf_facts_cached_by_record_hash(tmp_path: Path) -> None:
 def test_sha256_file() -> None:
     path = ABI / "lib/libc10.so"
     assert sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_streamed_members_are_cached_after_their_digest_is_checked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wheeldoc.sources import elf as elfmod
+
+    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)  # these small members take the streaming path
+    cache = Cache(tmp_path)
+    with WheelArchive(TORCH_V1) as wheel:
+        cold = read_elf_member(wheel, "torch/lib/libtorch.so", cache=cache)
+        sha = wheel.member("torch/lib/libtorch.so").sha256
+    assert cold.tables_from == "segments"
+    assert ElfInfo.from_json(cache.get("elf", sha, PARSER_VERSION)) == cold
+    with _NoOpen(TORCH_V1) as wheel:
+        assert read_elf_member(wheel, "torch/lib/libtorch.so", cache=cache) == cold

@@ -12,13 +12,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wheeldoc.errors import InputError, LimitExceeded
+from wheeldoc.sources import elf as elfmod
 from wheeldoc.sources.elf import (
     ElfInfo,
     SymbolVersion,
     VersionDefinition,
     VersionRequirement,
     read_elf,
+    read_elf_member,
     read_elf_path,
+    read_elf_stream,
 )
 
 ABI = Path(__file__).resolve().parents[2] / "fixtures" / "abi"
@@ -250,6 +253,89 @@ def test_buffers_of_every_kind_and_json_round_trip() -> None:
         ElfInfo.from_json({**a.to_json(), "parser": "elf-0"})
 
 
+# -- reading while inflating ------------------------------------------------------------
+FACTS = ("machine", "elf_class", "little_endian", "file_type", "soname", "needed", "rpath", "runpath",
+         "version_definitions", "version_requirements", "symbols")
+
+
+def same_facts(a: ElfInfo, b: ElfInfo) -> bool:
+    return all(getattr(a, f) == getattr(b, f) for f in FACTS)
+
+
+def pieces(data: bytes, size: int):
+    return ((at, data[at: at + size]) for at in range(0, len(data), size))
+
+
+@pytest.mark.parametrize("piece", [1, 13, 4096, 1 << 20])
+@pytest.mark.parametrize("path", LIBS + sorted((ABI / "stripped").iterdir()), ids=rel)
+def test_stream_reads_what_the_whole_file_says(path: Path, piece: int) -> None:
+    data = path.read_bytes()
+    got = read_elf_stream(pieces(data, piece), len(data), str(path))
+    assert got is not None and got.tables_from == "segments"
+    assert same_facts(got, read_elf(data, str(path)))
+
+
+def test_stream_gives_up_when_a_needed_range_went_by(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (ABI / "lib/v1/libc10_cuda.so").read_bytes()
+    monkeypatch.setattr(elfmod, "STREAM_HEAD", 64)
+    monkeypatch.setattr(elfmod, "STREAM_CAP", 16)  # keep almost nothing: the tables go by
+    assert read_elf_stream(pieces(data, 512), len(data), "x.so") is None
+
+
+def test_stream_stops_early_when_the_tables_are_at_the_front() -> None:
+    data = (ABI / "lib/v1/libc10_cuda.so").read_bytes() + bytes(1 << 20)  # a long tail after
+    seen = []
+
+    def feed():
+        for at, piece in pieces(data, 4096):
+            seen.append(at)
+            yield at, piece
+
+    got = read_elf_stream(feed(), len(data), "x.so")
+    assert got is not None and got.soname == "libc10_cuda.so"
+    assert max(seen) < 64 << 10  # stopped long before the end
+
+
+@pytest.mark.parametrize("name", ["bad_magic.so", "truncated_header.so", "symbol_name_past_strtab.so",
+                                  "stripped_huge_gnu_hash.so"])
+def test_stream_rejects_broken_files(name: str) -> None:
+    data = (ABI / "broken" / name).read_bytes()
+    with pytest.raises(InputError):
+        read_elf_stream(pieces(data, 1000), len(data), name)
+
+
+def test_member_reader_streams_and_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wheeldoc.sources.wheel import WheelArchive
+
+    wheel_path = ABI / "wheels" / "fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl"
+    whole = read_elf_path(ABI / "lib/v1/libc10_cuda.so")
+    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)  # stream even these small members
+    with WheelArchive(wheel_path) as wheel:
+        streamed = read_elf_member(wheel, "torch/lib/libc10_cuda.so")
+        assert streamed.tables_from == "segments" and same_facts(streamed, whole)
+        monkeypatch.setattr(elfmod, "STREAM_HEAD", 64)
+        monkeypatch.setattr(elfmod, "STREAM_CAP", 16)  # the tables go by unkept: read it whole
+        fallback = read_elf_member(wheel, "torch/lib/libc10_cuda.so")
+        assert fallback.tables_from == "sections" and same_facts(fallback, whole)
+
+
+SEEDS_STREAM = [(ABI / p).read_bytes() for p in ("lib/libx_v2/libx.so.1", "stripped/libtorch.so")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.sampled_from(SEEDS_STREAM), piece=st.integers(1, 3000),
+       flips=st.lists(st.tuples(st.integers(0, 6100), st.integers(0, 255)), min_size=1, max_size=8))
+def test_mutated_stream_never_escapes_input_error(seed: bytes, piece: int, flips: list[tuple[int, int]]) -> None:
+    data = bytearray(seed)
+    for at, value in flips:
+        if at < len(data):
+            data[at] = value
+    try:
+        read_elf_stream(pieces(bytes(data), piece), len(data), "mutated.so")
+    except InputError:
+        pass
+
+
 # -- broken inputs ---------------------------------------------------------------------
 BROKEN = {
     "empty.so": "empty file",
@@ -333,3 +419,7 @@ def test_torch_libtorch_cpu_exports_match_nm(tmp_path: Path) -> None:
     assert exported == nm_defined(copy)
     assert info.soname == "libtorch_cpu.so" and "libc10.so" in info.needed
     assert "$ORIGIN" in info.rpath
+    # The streaming reader (what read_elf_member uses for big deflated members) agrees.
+    with WheelArchive(TORCH_WHEEL) as wheel:
+        streamed = read_elf_member(wheel, "torch/lib/libtorch_cpu.so")
+    assert streamed.tables_from == "segments" and same_facts(streamed, info)

@@ -101,6 +101,39 @@ def test_large_member_goes_through_an_anonymous_file(tmp_path: Path) -> None:
     assert set(os.listdir(tmp_path)) == before  # nothing written beside the archive
 
 
+@pytest.mark.parametrize("member", ["torch/lib/libc10_cuda.so", "torch/__init__.py"])
+def test_stream_yields_the_member_in_order(member: str) -> None:
+    with zipfile.ZipFile(TORCH_V1) as zf:
+        expected = zf.read(member)
+    with WheelArchive(TORCH_V1) as wheel, wheel.stream(member) as stream:
+        got = b""
+        for at, piece in stream:
+            assert at == len(got)
+            got += bytes(piece)
+        assert got == expected and stream.sha256 == sha256(expected)
+        assert stream.finish() == stream.sha256
+
+
+def test_stream_of_a_stored_member_and_early_stop() -> None:
+    with WheelArchive(EXT) as wheel:
+        with wheel.stream("ext/_C.so") as stream:
+            first = next(iter(stream))
+            assert first[0] == 0 and stream.sha256 is None  # stopped early: nothing verified
+        with wheel.stream("ext/_C.so") as stream:
+            assert stream.finish() == wheel.member("ext/_C.so").sha256
+
+
+def test_stream_checks_record_and_declared_size() -> None:
+    with WheelArchive(HOSTILE / "bad_record-1.0-py3-none-any.whl") as wheel, wheel.stream("pkg/data.bin") as s:
+        with pytest.raises(InputError, match="does not match RECORD"):
+            s.finish()
+    with WheelArchive(HOSTILE / "lying_size.whl") as wheel, wheel.stream("pkg/big.bin") as s:
+        with pytest.raises(LimitExceeded, match="beyond its declared size"):
+            list(s)
+    with WheelArchive(HOSTILE / "bomb.whl") as wheel, pytest.raises(InputError, match="member refused"):
+        wheel.stream("pkg/zeros.bin")
+
+
 # -- hostile archives ------------------------------------------------------------------
 def rejected(path: Path, limits: Limits = Limits()) -> dict[str, str]:
     with WheelArchive(path, limits) as wheel:

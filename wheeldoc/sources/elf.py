@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.elffile import Buffer, ElfFile, Section, Segment
@@ -33,6 +33,9 @@ PARSER_VERSION = "elf-1"
 
 MAX_VERSION_ENTRIES = 1 << 15
 MAX_SYMBOLS = 4_000_000  # libtorch_cuda.so holds ~100k; beyond this a file is hostile
+STREAM_MIN = 4 << 20  # deflated wheel members at least this big are read as they inflate
+STREAM_HEAD = 64 << 10  # bytes always kept from the start of a streamed file
+STREAM_CAP = 128 << 20  # the most bytes kept for any one range of a streamed file
 
 # Section types, dynamic tags, special section indices.
 SHT_DYNAMIC, SHT_DYNSYM = 6, 11
@@ -316,11 +319,169 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
                 return ElfInfo.from_json(hit, path=source.path, member=name)
             except (KeyError, TypeError, ValueError):
                 cache.discard("elf", known.sha256, PARSER_VERSION)
+    stream = getattr(source, "stream", None)
+    if stream is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
+        with stream(name) as pieces:
+            try:
+                info = read_elf_stream(pieces, known.size, source.path, member=name)
+            except InputError:
+                info = None  # judged below on the whole file (its section headers may be fine)
+            if info is not None:
+                if cache is not None and known.sha256:  # inflate the rest to check it, then store
+                    cache.put("elf", pieces.finish(), PARSER_VERSION, info.to_json())
+                return info
     with source.open(name) as data:
         info = read_elf(data.buf, source.path, member=name)
         if cache is not None and data.sha256 is not None:  # digest checked while inflating
             cache.put("elf", data.sha256, PARSER_VERSION, info.to_json())
     return info
+
+
+def read_elf_stream(pieces: Iterable[tuple[int, Buffer]], size: int, path: str = "<stream>", *,
+                    member: str | None = None) -> ElfInfo | None:
+    """`read_elf` on a file seen once, front to back, as `(offset, bytes)` pieces.
+
+    Only the byte ranges the dynamic tables can lie in are kept (the head, the first
+    PT_LOAD, PT_DYNAMIC, then what the DT_* entries point at), and reading stops as soon as
+    the tables parse: right after PT_DYNAMIC for the usual layout, at the end of the file when
+    patchelf moved the string table there. Nothing close to the file's size is held in memory.
+    Returns None when a range the tables need went by before it was known to be needed; the
+    caller then reads the file whole. A corrupt file raises `InputError` as `read_elf` does.
+    """
+    if size <= 0:
+        raise InputError(path, "empty file: not an ELF file", offset=0, member=member)
+    return _Streamer(size, path, member).run(pieces)
+
+
+class _Missing(Exception):
+    """A streamed read touched bytes that were not kept."""
+
+    def __init__(self, offset: int, size: int) -> None:
+        super().__init__(offset, size)
+        self.offset, self.size = offset, size
+
+
+class _SparseElf(ElfFile):
+    """An ElfFile over a partly captured image: any read outside the kept ranges raises
+    `_Missing`; section headers are ignored (the tables are found through PT_DYNAMIC)."""
+
+    def __init__(self, buf: Buffer, kept: _Ranges, path: str, member: str | None) -> None:
+        self.kept = kept
+        super().__init__(buf, path, member)
+
+    def check_range(self, offset: int, size: int, what: str) -> None:
+        super().check_range(offset, size, what)
+        if size and not self.kept.covers(offset, offset + size):
+            raise _Missing(offset, size)
+
+    def _read_sections(self) -> tuple[Section, ...]:
+        return ()
+
+
+class _Ranges:
+    """Sorted, merged [start, end) intervals."""
+
+    def __init__(self) -> None:
+        self.spans: list[list[int]] = []
+
+    def add(self, start: int, end: int) -> None:
+        spans = [sp for sp in self.spans if sp[1] < start or sp[0] > end]
+        merged = [min([start] + [sp[0] for sp in self.spans if not (sp[1] < start or sp[0] > end)]),
+                  max([end] + [sp[1] for sp in self.spans if not (sp[1] < start or sp[0] > end)])]
+        self.spans = sorted(spans + [merged])
+
+    def covers(self, start: int, end: int) -> bool:
+        return any(a <= start and end <= b for a, b in self.spans)
+
+
+class _Streamer:
+    def __init__(self, size: int, path: str, member: str | None) -> None:
+        self.size, self.path, self.member = size, path, member
+        self.image = mmap.mmap(-1, size)  # zero pages cost nothing until written
+        self.kept = _Ranges()
+        self.wants: list[tuple[int, int]] = [(0, min(size, STREAM_HEAD))]
+        self.start = self.pos = 0  # the current piece spans [start, pos)
+        self.stage = "head"  # -> "dynamic" (segments known) -> "tables" (DT_* entries known)
+
+    def run(self, pieces: Iterable[tuple[int, Buffer]]) -> ElfInfo | None:
+        try:
+            for at, piece in pieces:
+                if at != self.pos or at + len(piece) > self.size:
+                    raise InputError(self.path, f"piece at {at:#x} out of order", member=self.member)
+                self.start, self.pos = at, at + len(piece)
+                while True:  # what one piece reveals may be wanted from that same piece
+                    self._keep(piece)
+                    done = self._advance()
+                    if done is not None:
+                        return done or None
+                    if not self._keep(piece, dry=True):
+                        break
+                self.wants = [w for w in self.wants if w[1] > self.pos]
+            self.start = self.pos
+            done = self._advance(final=True)
+            return done or None
+        finally:
+            try:
+                self.image.close()
+            except BufferError:
+                pass
+
+    def _keep(self, piece: Buffer, dry: bool = False) -> bool:
+        """Copy the wanted parts of the current piece; with dry, only say if any is left."""
+        found = False
+        view = memoryview(piece)
+        for lo, hi in self.wants:
+            lo, hi = max(lo, self.start), min(hi, self.pos)
+            if lo < hi and not self.kept.covers(lo, hi):
+                found = True
+                if not dry:
+                    self.image[lo:hi] = view[lo - self.start: hi - self.start]
+                    self.kept.add(lo, hi)
+        return found
+
+    def _want(self, start: int, size: int) -> None:
+        lo, hi = max(start, self.start, 0), min(start + min(size, STREAM_CAP), self.size)
+        if lo < hi and (lo, hi) not in self.wants:
+            self.wants.append((lo, hi))
+
+    def _elf(self) -> _SparseElf:
+        return _SparseElf(self.image, self.kept, self.path, self.member)
+
+    def _advance(self, final: bool = False) -> ElfInfo | bool | None:
+        """A result (ElfInfo), False (give up: read whole), or None (keep streaming)."""
+        try:
+            if self.stage == "head":
+                if not self.kept.covers(0, min(16, self.size)):  # ElfFile reads e_ident directly
+                    return False if final else None
+                elf = self._elf()
+                segs = elf.segments()
+                loads = [sg for sg in segs if sg.type == Segment.PT_LOAD]
+                dyn = next((sg for sg in segs if sg.type == Segment.PT_DYNAMIC), None)
+                if loads:
+                    self._want(loads[0].offset, loads[0].filesz)
+                if dyn is not None:
+                    self._want(dyn.offset, dyn.filesz)
+                self.stage = "dynamic"
+            if self.stage == "dynamic":
+                elf = self._elf()
+                view = _Reader(elf).dynamic_view()
+                if view is not None:
+                    _, first, offsets = view
+                    ends = sorted(sg.offset + sg.filesz for sg in elf.segments() if sg.type == Segment.PT_LOAD)
+                    for tag, off in offsets.items():
+                        stop = next((e for e in ends if e > off), self.size)
+                        self._want(off, first.get(DT_STRSZ, 0) if tag == DT_STRTAB else stop - off)
+                self.stage = "tables"
+            if not final and any(hi > self.pos for _, hi in self.wants):
+                return None  # a wanted range is still ahead
+            return _Reader(self._elf()).read()
+        except _Missing as missing:
+            gone = min(missing.offset + missing.size, self.start)  # the part that already went by
+            if final or (missing.offset < gone and not self.kept.covers(missing.offset, gone)):
+                return False  # went by unkept: read the file whole
+            self._want(missing.offset, missing.size)
+            return None
+
 
 
 # -- the reader ----------------------------------------------------------------
@@ -406,6 +567,31 @@ class _Reader:
         return t
 
     def _tables_from_segments(self) -> _Tables | None:
+        view = self.dynamic_view()
+        if view is None:
+            return None
+        t, first, offsets = view
+        t.strtab_offset, t.strtab_size = offsets.get(DT_STRTAB), first.get(DT_STRSZ, 0)
+        if t.strtab_offset is None:
+            raise self.fail("dynamic segment has no DT_STRTAB", t.dynamic_offset)
+        symtab = offsets.get(DT_SYMTAB)
+        if symtab is not None:
+            count = self._count_symbols(offsets.get(DT_HASH), offsets.get(DT_GNU_HASH))
+            t.symtab_offset, t.symtab_size = symtab, count * self._sym_size()
+        versym = offsets.get(DT_VERSYM)
+        if versym is not None and symtab is not None:
+            t.versym_offset, t.versym_size = versym, t.symtab_size // self._sym_size() * 2
+        for tag, num, attr in ((DT_VERDEF, DT_VERDEFNUM, "verdef"), (DT_VERNEED, DT_VERNEEDNUM, "verneed")):
+            off = offsets.get(tag)
+            if off is not None:
+                setattr(t, attr + "_offset", off)
+                setattr(t, attr + "_size", len(self.elf.buf) - off)
+                setattr(t, attr + "_count", first.get(num, 0))
+        return t
+
+    def dynamic_view(self) -> tuple[_Tables, dict[int, int], dict[int, int]] | None:
+        """PT_DYNAMIC's entries (first value per tag) and the file offsets of the tables the
+        address-valued tags point at; None without PT_DYNAMIC."""
         segs = self.elf.segments()
         dyn = next((s for s in segs if s.type == Segment.PT_DYNAMIC), None)
         if dyn is None:
@@ -413,36 +599,18 @@ class _Reader:
         loads = [s for s in segs if s.type == Segment.PT_LOAD]
         t = _Tables()
         t.dynamic_offset, t.dynamic_size = dyn.offset, dyn.filesz
-        tags = self._dynamic_entries(t)
-        first = {tag: val for tag, val in reversed(tags)}
-
-        def to_offset(tag: int) -> int | None:
+        first = {tag: val for tag, val in reversed(self._dynamic_entries(t))}
+        offsets = {}
+        for tag in (DT_STRTAB, DT_SYMTAB, DT_HASH, DT_GNU_HASH, DT_VERSYM, DT_VERDEF, DT_VERNEED):
             addr = first.get(tag)
             if addr is None:
-                return None
-            for s in loads:
-                if s.vaddr <= addr < s.vaddr + s.filesz:
-                    return s.offset + (addr - s.vaddr)
-            raise self.fail(f"dynamic tag {tag:#x} points at address {addr:#x} outside the file",
-                            dyn.offset)
-
-        t.strtab_offset, t.strtab_size = to_offset(DT_STRTAB), first.get(DT_STRSZ, 0)
-        if t.strtab_offset is None:
-            raise self.fail("dynamic segment has no DT_STRTAB", dyn.offset)
-        symtab = to_offset(DT_SYMTAB)
-        if symtab is not None:
-            count = self._count_symbols(to_offset(DT_HASH), to_offset(DT_GNU_HASH))
-            t.symtab_offset, t.symtab_size = symtab, count * self._sym_size()
-        versym = to_offset(DT_VERSYM)
-        if versym is not None and symtab is not None:
-            t.versym_offset, t.versym_size = versym, t.symtab_size // self._sym_size() * 2
-        for tag, num, attr in ((DT_VERDEF, DT_VERDEFNUM, "verdef"), (DT_VERNEED, DT_VERNEEDNUM, "verneed")):
-            off = to_offset(tag)
-            if off is not None:
-                setattr(t, attr + "_offset", off)
-                setattr(t, attr + "_size", len(self.elf.buf) - off)
-                setattr(t, attr + "_count", first.get(num, 0))
-        return t
+                continue
+            seg = next((s for s in loads if s.vaddr <= addr < s.vaddr + s.filesz), None)
+            if seg is None:
+                raise self.fail(f"dynamic tag {tag:#x} points at address {addr:#x} outside the file",
+                                dyn.offset)
+            offsets[tag] = seg.offset + (addr - seg.vaddr)
+        return t, first, offsets
 
     def _count_symbols(self, hash_off: int | None, gnu_off: int | None) -> int:
         """Symbol count without section headers: DT_HASH's nchain, else walk DT_GNU_HASH."""
@@ -459,17 +627,21 @@ class _Reader:
         last = max(buckets, default=0)
         if last < symoffset:
             return symoffset
-        # Walk the last bucket's chain to its end marker, never further than the file allows.
-        chains_off = buckets_off + nbuckets * 4
-        first = chains_off + (last - symoffset) * 4
-        length = max(0, min(len(self.elf.buf) - first, 1 << 24) // 4)
-        chain = array.array("I", self.slice(first, length * 4, "GNU hash chain"))
-        if self.swap:
-            chain.byteswap()
-        for n, value in enumerate(chain):
-            if value & 1:
-                return last + n + 1
-        raise self.fail("GNU hash chain has no end marker", first)
+        # Walk the last bucket's chain to its end marker, in growing blocks (chains are short),
+        # never further than the file allows.
+        at = buckets_off + nbuckets * 4 + (last - symoffset) * 4
+        index, block = last, 64
+        while True:
+            words = min(block, (len(self.elf.buf) - at) // 4)
+            if words <= 0:
+                raise self.fail("GNU hash chain has no end marker", at)
+            chain = array.array("I", self.slice(at, words * 4, "GNU hash chain"))
+            if self.swap:
+                chain.byteswap()
+            for n, value in enumerate(chain):
+                if value & 1:
+                    return index + n + 1
+            index, at, block = index + words, at + words * 4, min(block * 2, 1 << 18)
 
     # -- reading the tables --------------------------------------------------
     def _sym_size(self) -> int:

@@ -334,9 +334,30 @@ class WheelArchive(MemberSource):
         return start
 
     def _inflate(self, info: zipfile.ZipInfo, raw: memoryview, expected: str | None) -> MemberData:
+        try:
+            sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=True)
+        except OSError as e:
+            raise InputError(self.path, f"cannot create a temporary file: {e.strerror or e}",
+                             member=info.filename) from None
+        try:
+            for piece in self._pieces(info, raw):
+                sink.write(piece)
+            buf, crc, digest = sink.finish()
+            self._verify(info, crc, digest, expected)
+        except OSError as e:  # e.g. no space left for the temporary file
+            sink.abort()
+            raise InputError(self.path, f"cannot hold the inflated member ({info.file_size} bytes): "
+                             f"{e.strerror or e}", member=info.filename) from None
+        except BaseException:
+            sink.abort()
+            raise
+        return MemberData(self.path, info.filename, buf, sha256=digest, expected_sha256=expected,
+                          close=sink.abort)
+
+    def _pieces(self, info: zipfile.ZipInfo, raw: memoryview) -> Iterator[bytes]:
+        """The inflated bytes in order, never more than the declared size."""
         name, size = info.filename, info.file_size
         d = zlib.decompressobj(-15)
-        sink = _Sink(size > IN_MEMORY_MAX)
         produced, pos = 0, 0
         try:
             while not d.eof:
@@ -354,26 +375,34 @@ class WheelArchive(MemberSource):
                     raise LimitExceeded(self.path, f"inflates beyond its declared size of {size} bytes",
                                         member=name)
                 if out:
-                    sink.write(out)
-            if produced != size:
-                raise InputError(self.path, f"inflates to {produced} bytes, {size} declared", member=name)
-            buf, crc, digest = sink.finish()
+                    yield out
         except zlib.error as e:
-            sink.abort()
             raise InputError(self.path, f"corrupt deflate data: {e}", member=name) from None
-        except BaseException:
-            sink.abort()
-            raise
+        if produced != size:
+            raise InputError(self.path, f"inflates to {produced} bytes, {size} declared", member=name)
+
+    def _verify(self, info: zipfile.ZipInfo, crc: int, digest: str, expected: str | None) -> None:
         if crc != info.CRC:
-            sink.abort()
             raise InputError(self.path, f"CRC-32 {crc:08x} does not match the archive's {info.CRC:08x}",
-                             member=name)
-        try:
-            _check_record(self.path, name, digest, expected)
-        except InputError:
-            sink.abort()
-            raise
-        return MemberData(self.path, name, buf, sha256=digest, expected_sha256=expected, close=sink.abort)
+                             member=info.filename)
+        _check_record(self.path, info.filename, digest, expected)
+
+    def stream(self, name: str) -> MemberStream:
+        """The member's bytes as they inflate, for readers that keep only what they need.
+
+        Iterating yields `(offset, bytes)` pieces in order. CRC, size and RECORD sha256 are
+        checked when the last piece has been produced (`finish()` runs that check for a reader
+        that stopped right at the end); a reader that stops early gets no digest.
+        """
+        member = self._require(name)
+        info = self._infos[name]
+        start = self._data_start(info)
+        raw = memoryview(self._map)[start: start + info.compress_size]
+        if info.compress_type == zipfile.ZIP_STORED:
+            pieces: Iterator[bytes] = (raw[i: i + _OUT_CHUNK] for i in range(0, len(raw), _OUT_CHUNK))
+        else:
+            pieces = self._pieces(info, raw)
+        return MemberStream(self, info, pieces, raw, member.sha256)
 
     def close(self) -> None:
         m = getattr(self, "_map", None)
@@ -387,18 +416,68 @@ class WheelArchive(MemberSource):
             f.close()
 
 
-class _Sink:
-    """Where inflated bytes go: memory, or an anonymous temporary file hashed on a worker
-    thread (zlib, hashlib and file writes release the GIL, so this costs no extra wall time)."""
+class MemberStream:
+    """A member read once, front to back (see `WheelArchive.stream`)."""
 
-    def __init__(self, to_file: bool) -> None:
+    def __init__(self, archive: WheelArchive, info: zipfile.ZipInfo, pieces: Iterator[bytes],
+                 raw: memoryview, expected: str | None) -> None:
+        self.name, self.size = info.filename, info.file_size
+        self.sha256: str | None = None  # set once the whole member went by and matched RECORD
+        self.consumed = 0
+        self._archive, self._info, self._pieces, self._raw = archive, info, pieces, raw
+        self._expected = expected
+        self._sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=False)
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        for piece in self._pieces:
+            self._sink.write(piece)
+            at = self.consumed
+            self.consumed += len(piece)
+            yield at, piece
+        self.finish()
+
+    def finish(self) -> str:
+        """Drain what is left, check CRC, size and RECORD sha256, and return the digest."""
+        if self.sha256 is None:
+            for piece in self._pieces:
+                self._sink.write(piece)
+                self.consumed += len(piece)
+            _, crc, digest = self._sink.finish()
+            self._archive._verify(self._info, crc, digest, self._expected)
+            self.sha256 = digest
+        return self.sha256
+
+    def close(self) -> None:
+        self._sink.abort()
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+        try:
+            self._raw.release()
+        except BufferError:
+            pass
+
+    def __enter__(self) -> MemberStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Sink:
+    """Where inflated bytes go (memory, an anonymous temporary file, or nowhere), with CRC-32
+    and sha256 computed on a worker thread for large members (zlib, hashlib and file writes
+    release the GIL, so the checks cost little wall time)."""
+
+    def __init__(self, to_file: bool, keep: bool = True) -> None:
         self.crc, self.hash = 0, hashlib.sha256()
-        self.file = tempfile.TemporaryFile(prefix="wheeldoc-") if to_file else None
+        self.keep = keep
+        self.file = tempfile.TemporaryFile(prefix="wheeldoc-") if to_file and keep else None
         self.parts: list[bytes] = []
         self.pool: Any = None
         self.pending: deque[Any] = deque()
         self.map: mmap.mmap | None = None
-        if to_file:
+        if to_file:  # large: check (and write) on a worker thread
             from concurrent.futures import ThreadPoolExecutor
 
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="wheeldoc-inflate")
@@ -408,7 +487,7 @@ class _Sink:
         self.hash.update(data)
         if self.file is not None:
             self.file.write(data)
-        else:
+        elif self.keep:
             self.parts.append(data)
 
     def write(self, data: bytes) -> None:
