@@ -230,6 +230,18 @@ def test_python_query_never_runs_site_or_pth_files(tmp_path):
     assert touched.exists()
 
 
+def test_python_query_with_system_site_packages(tmp_path):
+    uv = _uv()
+    venv = tmp_path / "venv"
+    subprocess.run([uv, "venv", "-q", "--system-site-packages", "-p", sys.executable, str(venv)], check=True)
+    loc = locate_environment(python=str(venv / "bin" / "python"))
+    (site,) = venv.glob("lib/python3*/site-packages")
+    base = subprocess.run([sys.executable, "-I", "-c", "import sysconfig; print(sysconfig.get_paths(vars="
+                           "{'base': __import__('sys').base_prefix, 'platbase': __import__('sys').base_prefix})"
+                           "['purelib'])"], capture_output=True, text=True, check=True).stdout.strip()
+    assert loc.site_packages[0] == str(site) and base in loc.site_packages
+
+
 def _script(path: Path, body: str) -> str:
     path.write_text("#!/bin/sh\n" + body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
@@ -388,3 +400,26 @@ def test_real_cpu_torch_beside_cuda_torchvision(cpu_env):
     (tc,) = [c for c in check_requirements(installed["torchvision"], installed, env.location.markers)
              if c.name == "torch"]
     assert tc.requirement == "torch (==2.13.0)" and tc.satisfied is True
+
+
+def test_mutated_elf_raises_only_input_errors():
+    import random
+
+    from wheeldoc.sources.environment_libs import read_dynamic
+
+    libz = _real_libz()
+    rng = random.Random(3)
+    seen = {"read": 0, "refused": 0}
+    hot = [0x18, 0x20, 0x28, 0x3A, 0x3C, 0x3E, len(libz) - 64 * 12]  # header fields, section table
+    for _ in range(500):
+        data = bytearray(libz)
+        for _ in range(rng.randint(1, 4)):
+            pos = min(len(data) - 1, rng.choice(hot) + rng.randrange(64)) if rng.random() < 0.7 \
+                else rng.randrange(len(data))
+            data[pos] = rng.randrange(256)
+        try:
+            read_dynamic(bytes(data), "libz")
+            seen["read"] += 1
+        except InputError:
+            seen["refused"] += 1
+    assert seen["read"] and seen["refused"]

@@ -457,3 +457,34 @@ def test_classic_docker_save_with_a_linked_duplicate_layer(tmp_path):
     with open_image(path, verify=True) as image:
         assert [x.size for x in image.layers] == [len(lay), len(lay)] and image.ref is None
         assert image.files.read("/same", 1) == b"1"
+
+
+def test_mutated_layers_raise_only_input_errors(tmp_path):
+    """Random byte flips and cuts of a real layer (headers, names, sizes, links): the image
+    opens or is refused with an InputError; never another exception."""
+    import random
+
+    base = im.layer([im.dir_("a"), im.file_("a/f", b"x" * 700), im.symlink("a/l", "../a/f"),
+                     im.hardlink("a/h", "a/f"), im.file_("a/.wh.gone"), im.file_("d" * 120 + "/n", b"y"),
+                     im.opaque("a")], fmt=tarfile.PAX_FORMAT)
+    rng = random.Random(11)
+    d = im.write_oci_layout(tmp_path / "oci", [base], im.config([base]), compression="none")
+    blob = max((d / "blobs" / "sha256").iterdir(), key=lambda p: p.stat().st_size)
+    seen = {"opened": 0, "refused": 0}
+    for _ in range(300):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 6)):
+            data[rng.randrange(len(data))] = rng.choice([0, 0x2E, 0x2F, 0x30, 0x37, 0xFF, rng.randrange(256)])
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(len(data))]
+        blob.write_bytes(bytes(data))
+        try:
+            with open_image(d, limits=Limits(max_symlink_hops=8)) as image:
+                for path, entry in image.files.walk():
+                    if entry.type == "file":
+                        image.files.read(path, 1 << 20)
+                    image.files.exists(path)
+            seen["opened"] += 1
+        except InputError:
+            seen["refused"] += 1
+    assert seen["opened"] and seen["refused"]

@@ -31,6 +31,8 @@ OPEN = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Rel
         "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04) \n")
 OPEN_ARM = ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build  "
             "(dvs-builder@U16-I2-C03-12-4)  Thu Sep 25 00:45:31 UTC 2025\nGCC version:  gcc version 13.3.0\n")
+H200 = ("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (nixbld@)  \n"
+        "GCC version:  gcc version 15.3.0 (GCC) \n")  # as read on the H200 machine, 2026-11-29
 LEGACY = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  390.157  Wed Oct 12 09:19:07 UTC 2022\n"
 
 
@@ -38,6 +40,7 @@ LEGACY = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  390.157  Wed Oct 12 09
     (PROPRIETARY, ("535.129.03", "proprietary")),
     (OPEN, ("580.95.05", "open")),
     (OPEN_ARM, ("580.95.05", "open")),
+    (H200, ("580.159.04", "open")),
     (LEGACY, ("390.157", "proprietary")),
     ("NVRM version: something else entirely\n", None),
     ("", None),
@@ -243,3 +246,25 @@ def test_host_machine_reads_without_error():
     assert d.present in (True, False) and d.reason
     lp = read_library_path()
     assert lp.cache is None or lp.cache in ("/etc/ld.so.cache", "ldconfig -p")
+
+
+def test_mutated_caches_raise_only_input_errors(lib_tree):
+    """Random byte flips of a real cache: parsed or refused cleanly, never a traceback."""
+    import random
+
+    good = (lib_tree / "cache-compat").read_bytes()
+    rng = random.Random(7)
+    outcomes = {"parsed": 0, "refused": 0}
+    for _ in range(400):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 8)):
+            pos = rng.randrange(0, min(len(data), 16 + 48 + 24 * 40)) if rng.random() < 0.8 else rng.randrange(len(data))
+            data[pos] = rng.randrange(256)
+        if rng.random() < 0.2:
+            data = data[: rng.randrange(len(data))]
+        try:
+            parse_ld_so_cache(bytes(data))
+            outcomes["parsed"] += 1
+        except InputError:
+            outcomes["refused"] += 1
+    assert outcomes["parsed"] and outcomes["refused"]
