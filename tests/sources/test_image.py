@@ -488,3 +488,23 @@ def test_mutated_layers_raise_only_input_errors(tmp_path):
         except InputError:
             seen["refused"] += 1
     assert seen["opened"] and seen["refused"]
+
+
+def test_library_path_of_an_image(tmp_path):
+    """The machine reader on an image: its ENV LD_LIBRARY_PATH and its own /etc/ld.so.cache."""
+    from wheeldoc.sources.machine import parse_ld_so_cache, read_library_path
+
+    host_cache = Path("/etc/ld.so.cache")
+    if not host_cache.is_file():
+        pytest.skip("no loader cache on this machine to put in the image")
+    cache = host_cache.read_bytes()
+    lay = im.layer([im.file_("etc/ld.so.cache", cache), im.file_("usr/local/cuda/lib64/libcudart.so.12.8.90", b""),
+                    im.symlink("usr/local/cuda/lib64/libcudart.so.12", "libcudart.so.12.8.90")])
+    cfg = im.config([lay], env=["PATH=/usr/bin", "LD_LIBRARY_PATH=/usr/local/cuda/lib64:/missing"])
+    with open_image(im.write_oci_layout(tmp_path / "oci", [lay], cfg)) as image:
+        lp = read_library_path(image.env, fs=image.files)
+    assert lp.ld_library_path == ("/usr/local/cuda/lib64", "/missing") and lp.cache == "/etc/ld.so.cache"
+    assert [(x.name, x.major, x.source) for x in lp.libraries if x.source == "LD_LIBRARY_PATH"] == [
+        ("libcudart.so.12", 12, "LD_LIBRARY_PATH"), ("libcudart.so.12.8.90", 12, "LD_LIBRARY_PATH")]
+    expected = [e.path for e in parse_ld_so_cache(cache) if e.name.startswith("libcudart.so")]
+    assert [x.path for x in lp.libraries if x.source == "ld.so.cache" and x.family == "cudart"] == expected
