@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wheeldoc.data.tables import ptx_isa_for_cuda  # noqa: E402
-from wheeldoc.kernels_model import predict_container  # noqa: E402
+from wheeldoc.kernels_model import predict_image  # noqa: E402
 from wheeldoc.sources.fatbin import container_bytes, open_fatbin  # noqa: E402
 
 KERNELS = ROOT / "fixtures" / "kernels"
@@ -112,14 +112,15 @@ def images_of(fx: dict) -> list[dict]:
     rows = []
     if fb.format in ("cubin", "ptx"):
         data = path.read_bytes() + (b"\0" if fb.format == "ptx" else b"")
-        rows.append({"container": "-", "entries": fb.containers[0].entries, "image": data})
+        rows.append({"container": "-", "entries": fb.containers[0].entries, "image": data,
+                     "format": fb.format})
         return rows
     for c in fb.containers:
         rows.append({"container": str(c.index), "entries": c.entries,
-                     "image": container_bytes(path, c)})
+                     "image": container_bytes(path, c), "format": fb.format})
     if fb.format == "fatbin" and len(fb.containers) > 1:
         rows.append({"container": "whole file", "entries": fb.containers[0].entries,
-                     "image": path.read_bytes()})
+                     "image": path.read_bytes(), "format": fb.format})
     return rows
 
 
@@ -135,16 +136,16 @@ def describe(entries) -> str:
     parts = []
     for e in entries:
         label = f"{e.kind} {e.arch}" if e.kind != "ptx" else f"ptx {e.virtual_arch} ({e.ptx_isa})"
-        parts.append(label)
+        parts.append(label + (" [concat]" if getattr(e, "parent", None) is not None else ""))
     return ", ".join(parts) or "(empty)"
 
 
-def work(fx: dict, cc, isa, driver: Driver | None) -> list[dict]:
+def work(fx: dict, cc, isa, driver: Driver | None, cuda=None) -> list[dict]:
     out = []
     tag_names = fx.get("tag_names") or ["tag"]
     for row in images_of(fx):
         entries = row["entries"]
-        pred = predict_container(entries, cc, isa)
+        pred = predict_image(row["format"], entries, cc, isa, cuda)
         want = expected_tag(fx, entries, pred.entry) if pred.verdict != "fail" else None
         rec = {"fixture": fx["file"], "container": row["container"], "entries": describe(entries),
                "predicted": pred.verdict,
@@ -167,7 +168,7 @@ def worker(args) -> None:
     driver = Driver()
     cc = tuple(args.cc) if args.cc else driver.cc
     isa = tuple(args.ptx_isa) if args.ptx_isa else ptx_isa_for_cuda(driver.cuda)
-    print(json.dumps(work(fx, cc, isa, driver)))
+    print(json.dumps(work(fx, cc, isa, driver, None if args.ptx_isa else driver.cuda)))
 
 
 def version_pair(text: str) -> tuple[int, int]:

@@ -70,6 +70,13 @@ def same_but_f_quirk(mine: list[str], theirs: list[str]) -> tuple[bool, int, str
     return True, quirks, ""
 
 
+def entry_record(e) -> dict:
+    """What the load prediction reads from an entry, so the JSON can be replayed later
+    (bench/groundtruth_replay.py) without the library file."""
+    return {"kind": e.kind, "sm": e.sm, "suffix": e.suffix, "code_version": list(e.code_version),
+            "concat": e.parent is not None}
+
+
 def sample(containers, n: int) -> list:
     if len(containers) <= n:
         return list(containers)
@@ -122,10 +129,11 @@ def main() -> None:
         ok, quirks, why = same_but_f_quirk(lines, their_lines)
         loads = []
         for c in sample([c for c in fb.containers if c.entries], args.sample):
-            pred = predict_container(c.entries, driver.cc, isa)
+            pred = predict_container(c.entries, driver.cc, isa, driver_cuda=driver.cuda)
             code, _ = driver.load(container_bytes(p, c), [])
             actual = driver.error_name(code)
-            loads.append({"container": c.index, "predicted": pred.verdict,
+            loads.append({"container": c.index, "entries": [entry_record(e) for e in c.entries],
+                          "predicted": pred.verdict,
                           "predicted_error": pred.cuda_error or "CUDA_SUCCESS", "actual_error": actual,
                           "agrees": actual == (pred.cuda_error or "CUDA_SUCCESS")})
         rows.append({"library": str(p), "entries": len(fb.entries), "containers": len(fb.containers),
