@@ -107,8 +107,8 @@ def predict_ptx_text(entry, cc: tuple[int, int] = (9, 0),
                      driver_ptx_isa: tuple[int, int] | None = (9, 0)) -> LoadPrediction:
     """cuModuleLoadData on a standalone PTX text file (not in a fatbin): the JIT compiles it
     whatever its target, so PTX for another GPU fails with 218 [GPU]. A `.version` newer than
-    the driver gives 222 [GPU]; when both are wrong the version is assumed to be read first
-    [unverified]."""
+    the driver gives 222 [GPU], also when the target is wrong too (the version is read first
+    [GPU: compute_120 ISA 9.5 text on an H200 -> 222])."""
     isa = ANY_ISA if driver_ptx_isa is None else tuple(driver_ptx_isa)
     if tuple(entry.code_version) > isa:
         return LoadPrediction("fail", entry, UNSUPPORTED_PTX_VERSION)
