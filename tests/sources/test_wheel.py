@@ -14,6 +14,7 @@ import pytest
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.elf import read_elf, read_elf_member
 from wheeldoc.sources.wheel import (
+    DEFAULT_LIMITS,
     IN_MEMORY_MAX,
     DirectoryTree,
     DistMetadata,
@@ -135,7 +136,7 @@ def test_stream_checks_record_and_declared_size() -> None:
 
 
 # -- hostile archives ------------------------------------------------------------------
-def rejected(path: Path, limits: Limits = Limits()) -> dict[str, str]:
+def rejected(path: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, str]:
     with WheelArchive(path, limits) as wheel:
         return {r.name: r.reason for r in wheel.rejected}
 
@@ -266,6 +267,18 @@ def test_installed_distribution_matches_the_wheel(tmp_path: Path) -> None:
     facts = read_elf_member(dist, "torch/lib/libc10_cuda.so")
     assert facts.soname == "libc10_cuda.so" and facts.member == "torch/lib/libc10_cuda.so"
     assert isinstance(open_source(site / "ext-1.0.dist-info"), InstalledDistribution)
+
+
+def test_directory_tree_takes_hashes_from_a_record(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
+                    "--disable-pip-version-check", "--target", str(site), str(EXT)],
+                   check=True, capture_output=True)
+    tree = DirectoryTree(site)
+    assert tree.dist_info == "ext-1.0.dist-info"
+    with WheelArchive(EXT) as wheel:
+        assert tree.member("ext/_C.so").sha256 == wheel.member("ext/_C.so").sha256 is not None
+    assert tree.metadata().requires_dist == ("fake-torch==2.11.0",)
 
 
 def test_installed_distribution_refuses_files_outside(tmp_path: Path) -> None:

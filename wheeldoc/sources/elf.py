@@ -6,6 +6,10 @@ A fast reader on top of `ElfFile`: the symbol table is read column-wise (`array`
 through the section headers (SHT_DYNSYM, SHT_DYNAMIC, SHT_GNU_*) and, when those are
 stripped, through PT_DYNAMIC and its DT_* addresses. Every offset and count is checked
 against the buffer: a truncated or hostile file raises `InputError` with the offset.
+
+`read_elf_member` reads big deflated wheel members while they inflate (`read_elf_stream`),
+keeping only the ranges the dynamic tables can lie in, and caches the facts by the member's
+RECORD sha256 once the whole member has been checked against it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 Nothing is ever extracted to a path taken from an archive. A wheel is mmapped; its central
 directory is read with `zipfile`, each member on demand: a stored member is a view into the
 archive, a deflated one is inflated (bounded by its declared size, CRC and RECORD sha256
-checked while it streams) into an anonymous temporary file and mmapped. Members that could
+checked while it streams) into an anonymous temporary file and mmapped; `stream()` hands the
+inflated pieces to a reader that keeps only what it needs. Members that could
 hurt a careless reader (path traversal, absolute names, symlinks, special files, duplicate
 or overlapping entries, encryption, odd compression, zip-bomb ratios, sizes past the limits)
 are listed in `rejected` with the reason and can never be opened.
@@ -324,7 +325,8 @@ class WheelArchive(MemberSource):
             raise InputError(self.path, "no local file header where the central directory points",
                              offset=at, member=info.filename)
         name_len, extra_len = struct.unpack_from("<HH", self._map, at + 26)
-        if self._map[at + 30: at + 30 + name_len] != info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437", "replace"):
+        encoding = "utf-8" if info.flag_bits & 0x800 else "cp437"
+        if self._map[at + 30: at + 30 + name_len] != info.orig_filename.encode(encoding, "replace"):
             raise InputError(self.path, "local header names another file than the central directory",
                              offset=at, member=info.filename)
         start = at + 30 + name_len + extra_len
@@ -552,6 +554,7 @@ class DirectoryTree(MemberSource):
         if record:
             self.members = tuple(Member(m.name, m.size, m.size, record.get(m.name, (None, None))[0],
                                         link_target=m.link_target) for m in self.members)
+            self._index = None
 
     def _walk(self, rel: str, depth: int, members: list[Member], rejected: list[RejectedMember]) -> None:
         if depth > self.limits.max_depth:
@@ -723,12 +726,15 @@ def record_digest(sha256_hex: str) -> str:
     return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(sha256_hex)).rstrip(b"=").decode()
 
 
+_URLSAFE = str.maketrans("-_", "+/")
+
+
 def _record_sha256(field: str) -> str | None:
     algo, _, value = field.partition("=")
-    if algo != "sha256" or not value:
+    if algo != "sha256" or len(value) != 43:
         return None
     try:
-        digest = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        digest = binascii.a2b_base64((value + "=").translate(_URLSAFE), strict_mode=True)
     except (binascii.Error, ValueError):
         return None
     return digest.hex() if len(digest) == 32 else None
@@ -745,6 +751,8 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 def _unsafe_name(name: str) -> str | None:
+    if name and name[0] not in "/\\" and ".." not in name and ":" not in name[:2] and "\0" not in name:
+        return None  # the common case, decided without a regex
     if not name or "\0" in name:
         return "empty or NUL-containing name"
     if name.startswith(("/", "\\")) or _DRIVE.match(name):
