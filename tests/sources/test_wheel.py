@@ -71,6 +71,14 @@ def test_stored_member_is_a_view_and_deflated_is_inflated() -> None:
             assert data.sha256 == init.sha256  # computed while inflating, checked against RECORD
 
 
+def test_shared_objects() -> None:
+    with WheelArchive(TORCH_V1) as wheel:
+        assert [m.name for m in wheel.shared_objects()] == [
+            "torch/lib/libc10.so", "torch/lib/libtorch.so", "torch/lib/libc10_cuda.so"]
+    with WheelArchive(WHEELS / "fake_nvidia_cuda_runtime-13.0.0-py3-none-linux_x86_64.whl") as wheel:
+        assert [m.name for m in wheel.shared_objects()] == ["nvidia/cu13/lib/libcudart.so.13"]
+
+
 def test_metadata_and_tags() -> None:
     with WheelArchive(TORCH_V1) as wheel:
         assert wheel.dist_info == "fake_torch-2.11.0+cu130.dist-info"

@@ -156,6 +156,10 @@ class MemberSource:
     def __iter__(self) -> Iterator[Member]:
         return iter(self.members)
 
+    def shared_objects(self) -> tuple[Member, ...]:
+        """Members named like shared libraries (`*.so`, `*.so.13`, `*.so.1.2`), by name only."""
+        return tuple(m for m in self.members if _SONAME.search(m.name.rsplit("/", 1)[-1]))
+
     def open(self, name: str) -> MemberData:
         raise NotImplementedError
 
@@ -748,6 +752,7 @@ def _check_record(path: str, name: str, digest: str, expected: str | None) -> No
 
 # -- helpers ---------------------------------------------------------------------
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_SONAME = re.compile(r"\.so(\.\d+)*$")
 
 
 def _unsafe_name(name: str) -> str | None:
