@@ -10,6 +10,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from wheeldoc.errors import InputError, LimitExceeded
 from wheeldoc.sources.elf import read_elf, read_elf_member
@@ -245,6 +247,47 @@ def test_local_header_mismatch(tmp_path: Path) -> None:
     path.write_bytes(bytes(raw))
     with WheelArchive(path) as wheel, pytest.raises(InputError, match="local header names another file"):
         wheel.open("ext/_C.so")
+
+
+def test_empty_member_name(tmp_path: Path) -> None:
+    path = tmp_path / "empty-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr(zipfile.ZipInfo(""), b"x")  # once crashed zipfile's is_dir()
+    with WheelArchive(path) as wheel:
+        assert wheel.members == () and [r.reason for r in wheel.rejected] == ["empty or NUL-containing name"]
+
+
+SEED_WHEELS = [p.read_bytes() for p in (TORCH_V1, EXT, HOSTILE / "traversal.whl", HOSTILE / "overlap.whl")]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(seed=st.sampled_from(SEED_WHEELS), tail=st.booleans(),
+       edits=st.lists(st.tuples(st.integers(0, 1 << 16), st.integers(0, 255)), min_size=1, max_size=6),
+       cut=st.integers(0, 1 << 16))
+def test_mutated_wheels_never_escape_input_error(tmp_path: Path, seed: bytes, tail: bool,
+                                                 edits: list[tuple[int, int]], cut: int) -> None:
+    data = bytearray(seed)
+    for at, value in edits:  # aim at the central directory (the end) or anywhere
+        i = (len(data) - 1 - at % 600) if tail else at % len(data)
+        data[max(i, 0)] = value
+    if cut < len(data) and cut % 3 == 0:
+        data = data[:cut]
+    path = tmp_path / "m-1.0-py3-none-any.whl"
+    path.write_bytes(bytes(data))
+    try:
+        with WheelArchive(path) as wheel:
+            wheel.metadata()
+            for m in wheel.members:
+                try:
+                    with wheel.open(m.name) as got:
+                        bytes(got.buf)
+                    if m.name.endswith(".so"):
+                        read_elf_member(wheel, m.name)
+                except InputError:
+                    pass
+    except InputError:
+        pass
 
 
 # -- RECORD --------------------------------------------------------------------------

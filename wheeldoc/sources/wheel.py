@@ -262,7 +262,7 @@ class WheelArchive(MemberSource):
                 rejected[n] = why
         # Overlapping entries (one byte range claimed by two members: the "better zip bomb").
         spans = sorted((info.header_offset, n) for n, info in enumerate(self._all_infos)
-                       if not info.is_dir())
+                       if not info.filename.endswith("/"))
         for (start, a), (next_start, b) in zip(spans, spans[1:]):
             ia = self._all_infos[a]
             if next_start < start + 30 + len(ia.orig_filename) + ia.compress_size:
@@ -273,7 +273,7 @@ class WheelArchive(MemberSource):
         for n, info in enumerate(self._all_infos):
             if n in rejected:
                 refused.append(RejectedMember(info.filename, rejected[n]))
-            elif not info.is_dir():
+            elif not info.filename.endswith("/"):
                 self._infos[info.filename] = info
                 kind = "stored" if info.compress_type == zipfile.ZIP_STORED else "deflated"
                 members.append(Member(info.filename, info.file_size, info.compress_size, None, kind))
@@ -776,7 +776,7 @@ def _unsafe_entry(info: zipfile.ZipInfo, limits: Limits) -> str | None:
         return "special file entry (device, FIFO or socket)"
     if info.flag_bits & 0x1:
         return "encrypted"
-    if info.is_dir():
+    if info.filename.endswith("/"):
         return None
     if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
         return f"unsupported compression method {info.compress_type}"
