@@ -137,10 +137,10 @@ def test_exported_names_match_nm(path: Path) -> None:
     assert read_elf_path(path).symbols.exported_names() == nm_defined(path)
 
 
-@pytest.mark.parametrize("name", ["libc10_cuda.so", "libtorch.so", "libx.so.1"])
+@pytest.mark.parametrize("name", ["libc10_cuda.so", "libtorch.so", "libx.so.1", "be_libx.so.1"])
 def test_stripped_section_headers_read_through_segments(name: str) -> None:
     original = {"libc10_cuda.so": "lib/v1/libc10_cuda.so", "libtorch.so": "lib/libtorch.so",
-                "libx.so.1": "lib/libx_v2/libx.so.1"}[name]
+                "libx.so.1": "lib/libx_v2/libx.so.1", "be_libx.so.1": "lib/be/libx.so.1"}[name]
     full, stripped = read_elf_path(ABI / original), read_elf_path(ABI / "stripped" / name)
     assert full.tables_from == "sections" and stripped.tables_from == "segments"
     for field in ("soname", "needed", "rpath", "runpath", "version_definitions",
@@ -216,6 +216,21 @@ def test_version_definitions_and_hidden_versions() -> None:
     v1 = read_elf_path(ABI / "lib/libx_v1/libx.so.1")
     assert v1.defined_versions == ("LIBX_1.0",)
     assert "libx_bar" not in v1.symbols.exports()
+
+
+def test_32_bit_and_big_endian_flavours_read_the_same() -> None:
+    le64 = read_elf_path(ABI / "lib/libx_v2/libx.so.1")
+    i386 = read_elf_path(ABI / "lib/i386/libx.so.1")
+    be64 = read_elf_path(ABI / "lib/be/libx.so.1")
+    assert (i386.machine, i386.elf_class, i386.little_endian) == ("i386", 32, True)
+    assert (be64.machine, be64.elf_class, be64.little_endian) == ("x86_64", 64, False)
+    for other in (i386, be64):
+        assert other.soname == "libx.so.1" and other.version_definitions == le64.version_definitions
+        assert other.symbols.exports() == le64.symbols.exports()
+    assert be64.symbols == le64.symbols  # columns are stored little-endian whatever the file's order
+    for consumer in ("ext/i386_uses_libx.so", "ext/be_uses_libx.so"):
+        refs = {s.name: s.version for s in read_elf_path(ABI / consumer).symbols.undefined() if s.version}
+        assert refs["libx_foo"] == SymbolVersion("LIBX_2.0", False, "libx.so.1")
 
 
 def test_versioned_references() -> None:
