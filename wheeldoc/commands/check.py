@@ -89,4 +89,9 @@ def run(args: argparse.Namespace) -> int:
             findings.append(input_error_finding(InputError(str(path), f"cannot read: {e.strerror or e}")))
     finalize(report, findings, settings.selection,
              lambda f: any(s(f) for s in suppressors))
-    return emit(report, settings)
+    sections: tuple = ()
+    if "diff" in report.extra or "fixed" in report.extra:
+        from wheeldoc.commands.dockerfile import text_sections
+
+        sections = text_sections(report)
+    return emit(report, settings, sections)

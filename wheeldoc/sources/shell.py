@@ -54,7 +54,10 @@ class Command:
     ("run" for shell-form text, "json", "heredoc:NAME", "-c" for a `sh -c` string) and
     `text` the slice. `exported` holds the `export VAR=value` seen earlier in the same
     script; `wrappers` the stripped prefixes (`sudo`, `env`, ...); `depth` counts the
-    `sh -c` / `$( )` / heredoc levels above the command.
+    `sh -c` / `$( )` / heredoc levels above the command. `redirects` lists the output
+    redirections (`(">", "/tmp/o.txt")`, `(">>", path)`) and `stdin` the text of a heredoc
+    (`cat <<EOF > file`) or here-string the command reads, so callers can follow files a
+    RUN writes.
     """
 
     argv: tuple[str, ...]
@@ -68,6 +71,8 @@ class Command:
     exported: tuple[tuple[str, str], ...] = ()
     wrappers: tuple[str, ...] = ()
     incomplete: bool = False
+    redirects: tuple[tuple[str, str], ...] = ()
+    stdin: str | None = None
 
     @property
     def name(self) -> str:
@@ -113,6 +118,7 @@ class _Raw:
     words: list[_Word] = field(default_factory=list)
     heredocs: list[_HeredocRef] = field(default_factory=list)
     herestrings: list[str] = field(default_factory=list)
+    redirects: list[tuple[str, str]] = field(default_factory=list)
     subs: list[tuple[int, int]] = field(default_factory=list)
     incomplete: bool = False
     after_pipe: bool = False  # stdin comes from the previous command (`cat <<EOF | sh`)
@@ -406,6 +412,8 @@ class _Scanner:
                 self.pending.append(ref)
         elif op == "<<<":
             cur.herestrings.append(target.value)
+        elif op in (">", ">>", ">|", "&>", "&>>") and fd in (None, 1):
+            cur.redirects.append((">>" if op.endswith(">>") else ">", target.value))
         return max(target.end, j)
 
 
@@ -572,6 +580,8 @@ class _Extractor:
             exported=tuple(exported.items()),
             wrappers=tuple(wrappers),
             incomplete=raw.incomplete,
+            redirects=tuple(raw.redirects),
+            stdin=_stdin_text(raw, piped),
         )
         self.out.append(cmd)
         if argv and argv[0] == "export":
@@ -599,6 +609,14 @@ class _Extractor:
                     self.run(body, f"heredoc:{ref.delim}", lo, depth + 1, None, env)
             for hs in raw.herestrings:
                 self.run(hs, "-c", lambda p, ln=line: ln, depth + 1, None, dict(exported))
+
+
+def _stdin_text(raw: _Raw, piped: list[_HeredocRef] | None) -> str | None:
+    for ref in piped or raw.heredocs:
+        if ref.fd == 0 and ref.bodies:
+            body = ref.bodies[0][0]
+            return re.sub(r"(?m)^\t+", "", body) if ref.strip else body
+    return raw.herestrings[0] + "\n" if raw.herestrings else None
 
 
 def extract_commands(text: str, *, line_base: int = 1, source: str = "text") -> tuple[Command, ...]:
