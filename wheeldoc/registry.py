@@ -26,6 +26,7 @@ FAMILIES = {
 RULE_MODULES = (
     "wheeldoc.rules.inputs",
     "wheeldoc.rules.lockfile",
+    "wheeldoc.rules.dockerfile",
     "wheeldoc.rules.kernels",
 )
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
