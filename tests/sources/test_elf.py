@@ -438,3 +438,32 @@ def test_torch_libtorch_cpu_exports_match_nm(tmp_path: Path) -> None:
     with WheelArchive(TORCH_WHEEL) as wheel:
         streamed = read_elf_member(wheel, "torch/lib/libtorch_cpu.so")
     assert streamed.tables_from == "segments" and same_facts(streamed, info)
+
+
+TORCHVISION_WHEEL = Path("/opt/pypi-more/files/torchvision-0.29.1-cp311-cp311-manylinux_2_28_x86_64.whl")
+
+
+def nm_undefined(path: Path) -> set[str]:
+    out = subprocess.run(["nm", "-D", "--undefined-only", str(path)], capture_output=True, text=True,
+                         check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+@pytest.mark.slow
+@needs_binutils
+@pytest.mark.skipif(not TORCHVISION_WHEEL.exists(), reason="torchvision 0.29.1 wheel not available")
+def test_torchvision_libraries_match_nm(tmp_path: Path) -> None:
+    from wheeldoc.sources.wheel import WheelArchive
+
+    with WheelArchive(TORCHVISION_WHEEL) as wheel:
+        libs = wheel.shared_objects()
+        assert len(libs) >= 5
+        for member in libs:
+            via_member = read_elf_member(wheel, member.name)  # streams the big ones
+            with wheel.open(member.name) as data:
+                whole = read_elf(data.buf, str(TORCHVISION_WHEEL), member=member.name)
+                copy = tmp_path / "lib.so"
+                copy.write_bytes(data.buf)
+            assert same_facts(via_member, whole), member.name
+            assert whole.symbols.exported_names() == nm_defined(copy), member.name
+            assert {str(s) for s in whole.symbols.undefined()} == nm_undefined(copy), member.name
