@@ -125,6 +125,26 @@ def test_multi_line_from_and_heredoc_stage(cli, tmp_path):
     assert path.read_text().splitlines()[5] == "ENV UV_HTTP_TIMEOUT=300"
 
 
+def test_wd4_runner_is_the_registry_family():
+    from wheeldoc.commands.dockerfile import wd4_rules
+    from wheeldoc.registry import family_rules
+
+    assert [r.code for r in wd4_rules()] == [r.code for r in family_rules("WD4")]
+
+
+def test_dockerfile_path_imports_stay_light():
+    """The pre-commit path never imports packaging, rich, pyelftools or other rule families."""
+    code = ("import sys, io; from wheeldoc.cli import main; sys.stdout = io.StringIO(); "
+            f"main(['check', {str(D / 'vllm-gb10-multistage.Dockerfile')!r}]); sys.stdout = sys.__stdout__; "
+            "print(' '.join(sorted(m for m in sys.modules if m.split('.')[0] in ('packaging', 'rich', 'elftools') "
+            "or m.startswith(('wheeldoc.rules.', 'wheeldoc.sources.lockfile', 'wheeldoc.analysis.lock')))))")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout.split()
+    assert out == ["wheeldoc.rules.dockerfile", "wheeldoc.rules.dockerfix"]
+
+
 # -- suppression, exit codes, bad input ------------------------------------------------------------
 
 

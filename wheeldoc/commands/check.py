@@ -22,12 +22,12 @@ def is_requirements_input(path: Path) -> bool:
 
 
 def _expand(paths: list[str], report: Report) -> list[Path]:
-    from wheeldoc.sources.lockfile import find_lockfiles
-
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
+            from wheeldoc.sources.lockfile import find_lockfiles
+
             found = find_lockfiles(p) + sorted(q for q in p.iterdir() if q.is_file() and is_dockerfile_name(q.name))
             if not found:
                 report.inputs.append(raw)
