@@ -187,6 +187,16 @@ def test_wd402_heredoc_line_and_shell_locals(check):
     assert rules_at(f, "WD402") == [("WD402", 6)]
 
 
+def test_wd402_exec_form_expands_nothing_unless_a_shell_runs_it(check):
+    f = check("""
+        ARG MODE=prod
+        FROM python:3.12-slim
+        RUN ["echo", "$MODE"]
+        RUN ["/bin/sh", "-c", "echo $MODE"]
+    """)
+    assert rules_at(f, "WD402") == [("WD402", 4)]
+
+
 def test_wd402_base_image_variable_is_info(check):
     f = check("""
         ARG CUDA_VERSION=13.0.1
@@ -423,6 +433,22 @@ def test_monorepo_fixture_findings(check):
         ("WD407", 39, ""),
     ]
 
+
+
+def test_vllm_upstream_style_fixture_findings(check):
+    """vLLM's own Dockerfile shape: 8 stages, uv in most, a CUDA index the shell computes (no
+    false WD403 there); only the stage added on top misses the uv settings."""
+    path = D / "vllm-upstream-style.Dockerfile"
+    assert len(analyze(parse_dockerfile(path)).stages) == 8
+    f = check(path, "--gpu", "gb10")
+    assert [(x["rule"], x["line"], x["severity"], x["data"]["variable"]) for x in f] == [
+        ("WD401", 137, "warning", "UV_HTTP_TIMEOUT"),
+        ("WD401", 137, "warning", "UV_INDEX_STRATEGY"),
+        ("WD401", 137, "info", "UV_LINK_MODE"),
+        ("WD401", 138, "error", "UV_INDEX_URL"),
+    ]
+    assert f[3]["fix"]["edits"][0]["content"] == "ARG UV_INDEX_URL"
+    assert "global ARG UV_INDEX_URL (line 13)" in f[3]["message"]
 
 
 def test_facts_follow_files_through_stages_and_mounts(tmp_path):

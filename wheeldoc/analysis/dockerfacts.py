@@ -43,6 +43,7 @@ _SDIST = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*(.*)$")
 _LOCAL_TAG = re.compile(r"(?:\+|%2[Bb])(cu\d{2,3}|cpu(?:\.[a-z0-9]+)*|rocm[\d.]+|xpu)\b")
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cpu|cu\d{2,3}|rocm[\d.]+|xpu)(?:/|$)")
+_INDEX_CU_COMPUTED = re.compile(r"/whl/(?:nightly/|test/)?cu[$`]")
 _CUDA_IMAGE = re.compile(r"(?:^|/)nvidia/cuda:(\d+)\.(\d+)")
 _PYTORCH_IMAGE = re.compile(r"(?:^|/)pytorch/pytorch:[^-]*-cuda(\d+)\.(\d+)")
 _NGC_PYTORCH = re.compile(r"(?:^|/)nvidia/pytorch:(\d{2}\.\d{2})")
@@ -64,9 +65,12 @@ def variant_cuda(variant: str) -> tuple[int, int] | None:
 
 
 def index_variant(url: str) -> str | None:
-    """The PyTorch variant an index URL serves (`cu130`, `cpu`, `rocm6.4`, `xpu`), or None."""
+    """The PyTorch variant an index URL serves (`cu130`, `cpu`, `rocm6.4`, `xpu`); `cu?` for a
+    CUDA index whose version the build computes (`/whl/cu$(echo $CUDA_VERSION | …)`); or None."""
     m = _INDEX_VARIANT.search(url.rstrip("/") + "/")
-    return m[1] if m else None
+    if m:
+        return m[1]
+    return "cu?" if _INDEX_CU_COMPUTED.search(url) else None
 
 
 def cuda_str(cuda: tuple[int, int]) -> str:
@@ -161,6 +165,11 @@ class TorchSource:
     @property
     def cuda(self) -> tuple[int, int] | None:
         return variant_cuda(self.variant) if self.variant else None
+
+    @property
+    def is_cuda(self) -> bool:
+        """A CUDA build, of a known version (`cu130`) or one the build computes (`cu?`)."""
+        return self.cuda is not None or self.variant == "cu?"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from wheeldoc.registry import Example, rule
 from wheeldoc.rules.dockerfix import env_assignment, from_line, insert_after_from, replace_in_lines
 from wheeldoc.sources.dockerfile_lex import referenced_names
 from wheeldoc.sources.dockerfile_model import PLATFORM_ARGS, Stage
-from wheeldoc.sources.shell import commands_in_run
+from wheeldoc.sources.shell import SHELLS, commands_in_run
 
 D = "fixtures/dockerfiles"
 R = "fixtures/dockerfiles/rules"
@@ -144,6 +144,7 @@ def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Sett
                 Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), True),
                 Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
                 Example(("check", f"{R}/wd401-global-arg.Dockerfile"), True),
+                Example(("check", f"{D}/vllm-upstream-style.Dockerfile"), True),
                 Example(("check", f"{R}/wd401-story-fixed.Dockerfile"), False),
                 Example(("check", f"{D}/uv-project-sync.Dockerfile"), False),
                 Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
@@ -232,8 +233,10 @@ def _run_refs(ins) -> tuple[dict[str, int], set[str]]:
     refs: dict[str, int] = {}
     texts: list[tuple[str, int]] = []
     t = ins.trigger
-    if t.json:
-        texts.append((" ".join(t.value), t.start_line))
+    if t.json:  # exec form: no shell expands anything, unless it runs `sh -c SCRIPT`
+        argv = list(t.value)
+        if argv and argv[0].rsplit("/", 1)[-1] in SHELLS and any(a.startswith("-") and "c" in a for a in argv[1:-1]):
+            texts.append((argv[-1], t.start_line))
     else:
         off = t.args_offset
         for m in _SHELL_REF.finditer(t.args):
@@ -349,16 +352,16 @@ def _gpu_packages(facts: DockerFacts) -> frozenset[str]:
 
 def _torch_earlier(facts: DockerFacts, step: Step) -> Step | None:
     """An earlier install in the stage chain that took a CUDA torch: pinned (local tag,
-    override, constraint, backend), or torch named explicitly with a CUDA index."""
+    override, constraint, backend), or torch-dependent packages installed with a CUDA index."""
     chain = {s.index for s in facts.chain(step.stage)}
     for s in facts.steps[: step.index]:
         if s.stage.index not in chain or not s.installs_packages:
             continue
         sources = facts.torch_sources(s)
-        if any(t.cuda and t.kind in ("pin", "override", "constraint", "backend") for t in sources):
+        if any(t.is_cuda and t.kind in ("pin", "override", "constraint", "backend") for t in sources):
             return s
-        named = any(normalize(re.split(r"[=<>!~;\[ @]", p, 1)[0]) == "torch" for p in s.install.packages)
-        if named and any(t.cuda and t.kind == "index" for t in sources):
+        needs, unknown = facts.torch_needs(s)
+        if (needs or unknown) and any(t.is_cuda and t.kind == "index" for t in sources):
             return s
     return None
 
@@ -374,7 +377,7 @@ def _cuda_intent(facts: DockerFacts, ctx: Context) -> str | None:
     for s in facts.steps:
         if s.installs_packages:
             for t in facts.torch_sources(s):
-                if t.cuda:
+                if t.is_cuda:
                     return f"line {s.line} uses {t.why}"
     gpu = _gpu_packages(facts)
     for s in facts.steps:
@@ -467,8 +470,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         sources = facts.torch_sources(step)
         if any(s.variant == "auto" for s in sources if s.kind == "backend"):
             continue  # WD404
-        if any(s.cuda for s in sources) or any(s.kind in ("override", "constraint") and s.variant is None
-                                               for s in sources):
+        if any(s.is_cuda for s in sources) or any(s.kind in ("override", "constraint") and s.variant is None
+                                                  for s in sources):
             continue
         if any(s.variant and (s.variant.startswith("rocm") or s.variant == "xpu") for s in sources):
             continue
