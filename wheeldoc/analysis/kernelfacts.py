@@ -76,7 +76,7 @@ def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
             else:
                 if not os.path.exists(raw):
                     raise InputError(raw, "no such file or directory")
-                _add(out, raw, raw, None, raw, open_fatbin(raw))
+                _add(out, raw, os.path.basename(raw) or raw, None, raw, open_fatbin(raw))
         except InputError as e:
             out.errors.append(e)
     return out
@@ -159,7 +159,7 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
 
 # -- the header cache (JSON, see wheeldoc/cache.py) -------------------------------------------
 
-_ENTRY_FIELDS = tuple(FatbinEntry.__dataclass_fields__)
+_ENTRY_FIELDS = tuple(FatbinEntry._fields)
 CACHE_VERSION = f"1-{zlib.crc32(','.join(_ENTRY_FIELDS).encode()):08x}"  # new layout, new key
 
 

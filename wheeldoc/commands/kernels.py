@@ -74,7 +74,9 @@ def _fast_list(args: argparse.Namespace) -> int | None:
             blocks.append((path, lines))
         elif not any(e.kind in ("cubin", "ptx") for e in fb.entries):
             empty.append(path)
-    text = listing_text(blocks)
+    bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
+    text = listing_text([(b if bases.count(b) == 1 else p, lines)
+                         for b, (p, lines) in zip(bases, blocks)])
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -128,8 +130,9 @@ def _run(args: argparse.Namespace) -> int:
     sections = []
 
     if args.list:
-        report.extra["entries"] = [entry_record(lib, e) for lib in facts.libraries
-                                   for e in lib.fatbin.entries]
+        if settings.fmt != "text":
+            report.extra["entries"] = [entry_record(lib, e) for lib in facts.libraries
+                                       for e in lib.fatbin.entries]
         sections.append(listing_section(facts.libraries, names))
 
     loads = []
