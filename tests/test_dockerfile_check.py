@@ -197,6 +197,19 @@ def test_real_interpreter(tmp_path):
     assert res.code == 1 and "WD401" in res.out
 
 
+def test_golden_text_output(cli):
+    """The text report on the story and the vLLM fixture, byte for byte
+    (regenerate: WHEELDOC_UPDATE_GOLDEN=1)."""
+    golden = ROOT / "tests" / "golden" / "dockerfile-check.txt"
+    res = cli("check", "fixtures/dockerfiles/rules/wd401-story.Dockerfile",
+              "fixtures/dockerfiles/vllm-gb10-multistage.Dockerfile", "--gpu", "gb10", "--driver", "580.95.05",
+              "--color", "never")
+    if os.environ.get("WHEELDOC_UPDATE_GOLDEN"):
+        golden.write_text(res.out)
+    assert res.code == 1
+    assert res.out == golden.read_text()
+
+
 # -- the reference Dockerfiles --------------------------------------------------------------------
 
 
