@@ -90,6 +90,27 @@ def test_fix_leaves_unsafe_and_suppressed_findings(cli, tmp_path):
     assert "fixed" not in res.json()
 
 
+def test_fix_writes_through_a_symlink(cli, tmp_path):
+    (real,) = copy_fixture(tmp_path, "wd401-story.Dockerfile")
+    link = tmp_path / "Dockerfile"
+    link.symlink_to(real.name)
+    assert cli("check", str(link), "--fix").code == 0
+    assert link.is_symlink() and "ENV UV_HTTP_TIMEOUT=600" in real.read_text()
+
+
+def test_fix_that_cannot_be_written_is_an_input_error(cli, tmp_path, monkeypatch):
+    (path,) = copy_fixture(tmp_path, "wd401-story.Dockerfile")
+    before = path.read_bytes()
+
+    def refuse(src, dst):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "replace", refuse)  # the rename step fails (read-only folder, full disk)
+    res = cli("check", str(path), "--fix")
+    assert res.code == 2 and "cannot write the fixes: Permission denied" in res.err
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
 def test_fix_text_output_lists_what_it_fixed(cli, tmp_path):
     (path,) = copy_fixture(tmp_path, "wd401-story.Dockerfile")
     res = cli("check", str(path), "--fix")

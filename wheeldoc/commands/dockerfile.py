@@ -156,7 +156,10 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
         report.extra.setdefault("diff", []).append({"path": p, "diff": unified_diff(text, new_text, p)})
         return findings, suppressed
     new_df, after = analyze_text(new_text, p, ctx)  # never write a file that no longer parses
-    write_atomically(path, new_text)
+    try:
+        write_atomically(Path(os.path.realpath(path)), new_text)  # through a symlink, not over it
+    except OSError as e:
+        raise InputError(p, f"cannot write the fixes: {e.strerror or e}") from None
     remaining = {(f.rule, f.message) for f in after}
     fixed = []
     seen = set()
