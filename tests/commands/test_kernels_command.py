@@ -342,3 +342,35 @@ def test_real_interpreter_runs_the_fast_listing(tmp_path):
     res = run_subprocess("kernels", "--list", env_lib, cwd=tmp_path)
     assert res.code == 0 and res.out.splitlines()[0] == "ELF file    1: libmulti.1.sm_90a.cubin"
     assert os.path.isfile(env_lib)
+
+
+@pytest.mark.parametrize("argv,rule,words", [
+    ((f"{K}/fb-sm90a.fatbin", *GB10), "WD301",
+     "its only container has no code sm_121 can run: it carries cubin sm_90a; loading fails with "
+     "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"),
+    ((f"{K}/libmulti.so", "--gpu", "sm_75", "--driver", "13.0"), "WD301",
+     "none of its 3 containers has code sm_75 can run"),
+    ((f"{K}/story/_vllm_fa2_C.abi3.so", *GB10), "WD302",
+     "both containers can only JIT compute_80 PTX 9.5 ×2, PTX from CUDA 13.5 or newer; driver "
+     "580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so loading fails with "
+     "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"),
+    ((f"{K}/libptx95only.so", "--gpu", "b200", "--driver", "590.44.01"), "WD302",
+     "upgrade to a driver for CUDA 13.5 or newer"),
+    ((f"{K}/story/_gdn_C.abi3.so", *GB10), "WD304", "the fast path does not exist on your GPU"),
+    ((f"{K}/story/_gdn_C.abi3.so", *GB10), "WD305", "the other 1 loads (native 0, jit 1)"),
+    ((f"{K}/libconcat.so", *H200), "WD306", "keeps sm_90, sm_80 inside --concat entries"),
+])
+def test_messages_state_the_facts(cli, argv, rule, words):
+    doc = run_json(cli, *argv)
+    texts = [f["message"] + " | fix: " + (f["fix"] or {}).get("title", "") for f in doc["findings"]
+             if f["rule"] == rule]
+    assert texts and any(words in t for t in texts), texts
+
+
+def test_ptx_too_new_names_the_driver_that_would_fix_it(cli):
+    """PTX 9.3 (the story's CUDA 13.3) on a 580 driver: the fix names CUDA 13.3's minimum driver."""
+    doc = run_json(cli, f"{K}/fb-ptx80v91.fatbin", "--gpu", "h200", "--driver", "580.95.05")
+    (f,) = [f for f in doc["findings"] if f["rule"] == "WD302"]
+    assert f["data"]["cuda_needed"] == "13.1"
+    assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or add an sm_90 cubin, or upgrade to a "
+                                 "driver for CUDA 13.1 or newer (≥ 590.44.01)")

@@ -37,8 +37,10 @@ def _finding(code: str, load: LibraryLoad, message: str, evidence=(), fix=None, 
 
 
 def _of(n: int, total: int, what: str = "container") -> str:
-    return f"{n} of {total} {what}{'s' if total != 1 else ''}" if n != total \
-        else f"{'all ' if n > 1 else ''}{n} {what}{'s' if n != 1 else ''}"
+    """"1 of 3 containers", "both containers", "all 5 containers", "1 container"."""
+    if n != total:
+        return f"{n} of {total} {what}{'s' if total != 1 else ''}"
+    return f"1 {what}" if n == 1 else f"both {what}s" if n == 2 else f"all {n} {what}s"
 
 
 def _has(load: LibraryLoad) -> str:
@@ -115,8 +117,11 @@ def no_kernel_image(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
     ```
     $ wheeldoc kernels fixtures/kernels/fb-sm90a.fatbin --gpu gb10 --driver 580.95.05
     fixtures/kernels/fb-sm90a.fatbin: WD301 error no GPU code for the target GPU
-      none of its 1 container has code sm_121 can run: it carries cubins sm_90a;
-      loading fails with CUDA_ERROR_NO_BINARY_FOR_GPU (209)
+      its only container has no code sm_121 can run: it carries cubin sm_90a; loading fails
+      with CUDA_ERROR_NO_BINARY_FOR_GPU (209)
+      | container 0 at 0x0: sm_90a
+      fix: Install a build with an sm_121 (or sm_120) cubin (-gencode arch=compute_121,code=sm_121)
+      or PTX for compute_121 or older
     ```
 
     ## Fix
@@ -131,7 +136,7 @@ def no_kernel_image(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
         return  # WD302 / WD306 explain those
     error = load.cuda_error or NO_BINARY_FOR_GPU
     n = len(load.loads)
-    which = "its only container has" if n == 1 else f"none of its {n} containers has"
+    which = "its only container has no" if n == 1 else f"none of its {n} containers has"
     msg = (f"{which} code {load.gpu} can run: it carries {_has(load)}; loading fails with "
            f"{error} ({CODES.get(error, '?')})")
     fix = Fix(f"Install a build with an {_runs_on(load)} cubin ({_gencode(load)}) or PTX "
@@ -164,11 +169,15 @@ def ptx_newer_than_driver(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
 
     ## Example
     ```
-    $ wheeldoc kernels storyvllm-0.0.1+cu133-cp38-abi3-manylinux_2_28_x86_64.whl --gpu gb10 --driver 580.95.05
+    $ wheeldoc kernels fixtures/kernels/story/storyvllm-0.0.1+cu133-cp38-abi3-manylinux_2_28_x86_64.whl \
+        --gpu gb10 --driver 580.95.05
     …whl!storyvllm/vllm_flash_attn/_vllm_fa2_C.abi3.so: WD302 error PTX newer than the driver can JIT decides the load
-      all 2 containers can only JIT compute_80 PTX 9.5 ×2, PTX from CUDA 13.5 or newer;
+      both containers can only JIT compute_80 PTX 9.5 ×2, PTX from CUDA 13.5 or newer;
       driver 580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so loading fails with
-      CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)
+      CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222). No cubin runs on sm_121: the library carries
+      cubins sm_80 ×2, sm_100a ×2; compute_80 PTX 9.5 ×2
+      | container 0 at 0x2048: compute_80 PTX 9.5, sm_80, sm_100a
+      | container 1 at 0x4840: compute_80 PTX 9.5, sm_80, sm_100a
       fix: Rebuild with CUDA ≤ 13.0 or add an sm_121 (or sm_120) cubin, or upgrade to a driver for CUDA 13.5 or newer
     ```
 
@@ -233,7 +242,10 @@ def jit_only(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
     ```
     $ wheeldoc kernels fixtures/kernels/story/_gdn_C.abi3.so --gpu gb10 --driver 580.95.05
     fixtures/kernels/story/_gdn_C.abi3.so: WD303 warning GPU code only as PTX: JIT-compiled at first load
-      1 of 2 containers loads on sm_121, only by JIT-compiling compute_80 PTX 9.0; no cubin runs on sm_121
+      1 of 2 containers loads on sm_121 only by JIT-compiling compute_80 PTX 9.0; no cubin runs
+      on sm_121
+      | container 1 at 0x49d8: compute_80 PTX 9.0, sm_80
+      fix: Install a build with an sm_121 (or sm_120) cubin (-gencode arch=compute_121,code=sm_121)
     ```
 
     ## Fix
@@ -277,8 +289,11 @@ def fast_path_elsewhere(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
     ```
     $ wheeldoc kernels fixtures/kernels/story/_gdn_C.abi3.so --gpu gb10 --driver 580.95.05
     fixtures/kernels/story/_gdn_C.abi3.so: WD304 info arch-specific fast path only for other GPUs
-      1 container has arch-specific code only for sm_90a (h100, h200, gh200), sm_100a (b200, gb200);
-      on sm_121 the library runs generic code (jit compute_80 PTX 9.0): the fast path does not exist on your GPU
+      1 of 2 containers has arch-specific code only for sm_90a (h100, h200, gh200), sm_100a
+      (b200, gb200); on sm_121 the library runs generic code (jit compute_80 PTX 9.0): the fast
+      path does not exist on your GPU
+      fix: Check that the kernels you rely on run on sm_121 before upgrading for speed; a fast
+      path there needs sm_121a code
     ```
 
     ## Fix
@@ -327,7 +342,10 @@ def partial_coverage(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
     ```
     $ wheeldoc kernels fixtures/kernels/story/_gdn_C.abi3.so --gpu gb10 --driver 580.95.05
     fixtures/kernels/story/_gdn_C.abi3.so: WD305 info some containers have no image for the target GPU
-      1 of 2 containers has no image for sm_121 (it carries sm_90a, sm_100a); the other 1 loads (jit 1)
+      1 of 2 containers has no image for sm_121 (it carries sm_90a, sm_100a); the other 1 loads
+      (native 0, jit 1). Libraries that ship per-architecture kernels pick among them at run
+      time, so this is expected unless a kernel you need lives only there
+      | container 0 at 0x2058: sm_90a, sm_100a
     ```
 
     ## Fix
@@ -371,8 +389,10 @@ def concat_needs_newer_driver(load: LibraryLoad, ctx: Context) -> Iterator[Findi
     ```
     $ wheeldoc kernels fixtures/kernels/libconcat.so --gpu h200 --driver 580.95.05
     fixtures/kernels/libconcat.so: WD306 error --concat images the driver cannot read
-      1 container keeps sm_90 … inside a --concat entry; driver 580.95.05 (CUDA 13.0) predates
-      CUDA 13.5 and does not read it: loading fails with CUDA_ERROR_NO_BINARY_FOR_GPU (209)
+      1 container keeps sm_90, sm_80 inside --concat entries; driver 580.95.05 (CUDA 13.0)
+      predates CUDA 13.5 and does not read them: loading fails with CUDA_ERROR_NO_BINARY_FOR_GPU (209)
+      | container 0 at 0x2020: sm_90, sm_80
+      fix: Rebuild without -Xfatbin=--concat, or upgrade to a driver for CUDA 13.5 or newer
     ```
 
     ## Fix
