@@ -374,3 +374,33 @@ def test_ptx_too_new_names_the_driver_that_would_fix_it(cli):
     assert f["data"]["cuda_needed"] == "13.1"
     assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or add an sm_90 cubin, or upgrade to a "
                                  "driver for CUDA 13.1 or newer (≥ 590.44.01)")
+
+
+@pytest.mark.slow
+@needs_cuobjdump
+def test_cublas_wheel_read_in_place(cli):
+    """The real cuBLAS wheel: libcublasLt.so.13 listed from the zip equals cuobjdump on the
+    extracted file, and a GB10 loads natively exactly the containers that hold an sm_12x cubin."""
+    from tests.sources.test_fatbin import extract_member
+    from wheeldoc.sources.fatbin import open_fatbin
+
+    wheels = sorted(Path("/opt/pypi-more/files").glob("nvidia_cublas-13*.whl"))
+    if not wheels:
+        pytest.skip("no local nvidia-cublas wheel")
+    member = "nvidia/cu13/lib/libcublasLt.so.13"
+    res = cli("kernels", "--list", str(wheels[0]))
+    assert res.code == 0
+    blocks = {b.splitlines()[0]: b.splitlines()[1:] for b in res.out.strip().split("\n\n")}
+    lib = extract_member("nvidia_cublas-13*.whl", member)
+    theirs = subprocess.run([str(CUOBJDUMP), "-lelf", "-lptx", str(lib)], capture_output=True,
+                            text=True).stdout.splitlines()
+    assert same_but_f_quirk(blocks[f"# {member}"], theirs) and len(theirs) > 5000
+    doc = run_json(cli, str(wheels[0]), *GB10)
+    (lt,) = [x for x in doc["libraries"] if x["member"] == member]
+    containers = [c for c in open_fatbin(lib).containers if c.entries]
+    sm12 = sum(any(e.kind == "cubin" and e.sm in (120, 121) and e.suffix != "a" for e in c.entries)
+               or any(e.kind == "cubin" and e.arch == "sm_121a" for e in c.entries)
+               for c in containers)
+    n = lt["load"]["counts"]
+    assert n["containers"] == len(containers) and n["native"] == sm12 > 1000
+    assert n["native"] + n["jit"] + n["fail"] == len(containers)

@@ -148,10 +148,11 @@ def verdict_section(target, loads: list[LibraryLoad], names: dict[str, str],
             plain = [[c for c, _ in r] for r in rows]
             out.add_renderable(_Lazy(lambda: _rich_table(title, header, rows)),
                                f"{title}\n\n{_plain_table(header, plain)}")
-        if without_code:
-            shown = ", ".join(without_code[:5]) + (f" and {len(without_code) - 5} more"
-                                                   if len(without_code) > 5 else "")
-            out.add(("no GPU code in: ", "dim"), shown)
+        if 0 < len(without_code) <= 3:
+            out.add(("no GPU code in: ", "dim"), ", ".join(without_code))
+        elif without_code:
+            out.add((f"{len(without_code)} shared objects without GPU code, e.g. ", "dim"),
+                    ", ".join(without_code[:2]))
         out.add()
 
     return section
