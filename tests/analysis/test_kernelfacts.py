@@ -57,3 +57,21 @@ def test_empty_and_lto_only_containers_are_not_counted():
     (lib,) = inputs.libraries
     assert len(lib.fatbin.containers) == 2 and len(lib.containers) == 1
     assert inputs.without_gpu_code == [str(KERNELS / "liblto.so")]
+
+
+def test_scan_finds_the_whole_containers_kept_in_data_sections(tmp_path):
+    from wheeldoc.analysis.embedded import scan, scan_file
+
+    manifest = {m["file"]: m for m in json.loads((KERNELS / "manifest.json").read_text())["fixtures"]}
+    want = manifest["libembedded.so"]["embedded"]
+    found = scan_file(str(KERNELS / "libembedded.so"))
+    got = [[{"kind": e.kind, "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression}
+            for e in c.entries] for _, c in found]
+    assert [s for s, _ in found] == [".rodata", ".rodata"] and got == want
+    # a container whose entry header is damaged no longer counts; the other one still does
+    data = bytearray((KERNELS / "libembedded.so").read_bytes())
+    second = found[1][1].offset
+    data[second + 16 + 4: second + 16 + 8] = (7).to_bytes(4, "little")  # entry header_size 7
+    assert [c.offset for _, c in scan(bytes(data), "copy")] == [found[0][1].offset]
+    # no data section, or no container in it: nothing
+    assert scan_file(str(KERNELS / "libmixed.so")) == ()

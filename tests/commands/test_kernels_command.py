@@ -61,7 +61,7 @@ def same_but_f_quirk(mine: list[str], theirs: list[str]) -> bool:
 # -- listing ----------------------------------------------------------------------------------
 
 LISTED = ["libmixed.so", "libmulti.so", "libdebug.so", "libident.so", "concat-mixed.fatbin",
-          "libnvlink.so", "sm_121f.cubin", "story/_vllm_fa2_C.abi3.so", "librdc.so"]
+          "libnvlink.so", "sm_121f.cubin", "story/_vllm_fa2_C.abi3.so", "librdc.so", "libembedded.so"]
 
 
 @needs_cuobjdump
@@ -294,7 +294,9 @@ def test_wheel_is_read_in_place_and_its_headers_cached(cli, tmp_path, monkeypatc
     shutil.copy(ROOT / STORY, wheel)
     first = run_json(cli, str(wheel), *GB10, cwd=tmp_path / "w")
     assert [p.name for p in (tmp_path / "w").iterdir()] == [wheel.name]  # nothing extracted
-    assert len(list(cache.rglob("*.1-*"))) == 3  # one header record per library member
+    assert len(list((cache / "fatbin-headers").rglob("*.1-*"))) == 3  # one per library member
+    # the flash-attention library loads nothing on a GB10: its data sections were searched too
+    assert len(list((cache / "fatbin-embedded").rglob("*.1-*"))) == 1
     from wheeldoc.sources.wheel import WheelArchive
 
     real_open = WheelArchive.open
@@ -404,3 +406,35 @@ def test_cublas_wheel_read_in_place(cli):
     n = lt["load"]["counts"]
     assert n["containers"] == len(containers) and n["native"] == sm12 > 1000
     assert n["native"] + n["jit"] + n["fail"] == len(containers)
+
+
+def test_containers_kept_outside_nv_fatbin_are_found_when_it_has_nothing(cli):
+    """libembedded.so: .nv_fatbin has an sm_75 cubin; two containers sit in .rodata (as in cuFFT)."""
+    doc = run_json(cli, f"{K}/libembedded.so", *H200)
+    (lib,) = doc["libraries"]
+    assert lib["containers"] == 1 and lib["load"]["source"] == "embedded"
+    assert lib["load"]["embedded_sections"] == [".rodata"]
+    assert [c["entry"] for c in lib["load"]["containers"]] == ["sm_90", None]
+    assert rules(doc) == {("WD307", "libembedded.so"), ("WD305", "libembedded.so")}
+    t4 = run_json(cli, f"{K}/libembedded.so", "--gpu", "t4", "--driver", "13.0")
+    assert t4["libraries"][0]["load"]["source"] == "nv_fatbin" and t4["findings"] == []
+    cov = run_json(cli, f"{K}/libembedded.so", "--driver", "13.0")["coverage"]["libraries"][0]["cells"]
+    assert [cov[a]["mode"] for a in ("sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "sm_121")] == \
+        ["jit", "jit", "native", "jit", "native+jit", "native+jit"]
+
+
+@pytest.mark.slow
+def test_cufft_keeps_its_kernels_in_ldata(cli, tmp_path, monkeypatch):
+    """The real cuFFT wheel: .nv_fatbin holds one sm_75 cubin, the kernels live in .ldata."""
+    wheels = sorted(Path("/opt/pypi-more/files").glob("nvidia_cufft-12*.whl"))
+    if not wheels:
+        pytest.skip("no local nvidia-cufft wheel")
+    monkeypatch.setenv("WHEELDOC_CACHE_DIR", str(tmp_path))
+    for _ in range(2):  # the second run takes both scans from the cache
+        doc = run_json(cli, str(wheels[0]), *H200)
+        (fft,) = [x for x in doc["libraries"] if x["member"].endswith("libcufft.so.12")]
+        load = fft["load"]
+        assert fft["containers"] == 1 and load["source"] == "embedded"
+        assert load["embedded_sections"] == [".ldata"]
+        assert load["counts"]["native"] > 300 and load["counts"]["containers"] > 10000
+        assert "WD301" not in {f["rule"] for f in doc["findings"] if f["member"] == fft["member"]}

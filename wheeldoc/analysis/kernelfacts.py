@@ -15,7 +15,7 @@ import re
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from wheeldoc.errors import InputError
 from wheeldoc.kernels_model import (NO_BINARY_FOR_GPU, UNSUPPORTED_PTX_VERSION, LoadPrediction,
@@ -45,11 +45,28 @@ class Library:
     member: str | None
     input: str  # the PATH argument it came from
     fatbin: Fatbin
+    # finds the containers kept outside .nv_fatbin (wheeldoc.analysis.embedded), on demand
+    find_embedded: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
+    _embedded: list = field(default_factory=list, compare=False, repr=False)
 
     @property
     def containers(self) -> tuple[FatbinContainer, ...]:
         """Containers holding a cubin or PTX (empty and LTO-IR-only ones never load)."""
         return tuple(c for c in self.fatbin.containers if any(e.kind in LOADABLE for e in c.entries))
+
+    def embedded(self) -> tuple[tuple[str, FatbinContainer], ...]:
+        """(section, container) for the loadable containers kept in data sections (scanned
+        once, on first use; a library that cannot be re-read has none)."""
+        if not self._embedded:
+            found: tuple = ()
+            if self.find_embedded is not None and self.fatbin.format == "elf":
+                try:
+                    found = tuple((s, c) for s, c in self.find_embedded()
+                                  if any(e.kind in LOADABLE for e in c.entries))
+                except (InputError, OSError):
+                    found = ()
+            self._embedded.append(found)
+        return self._embedded[0]
 
 
 @dataclass
@@ -88,11 +105,50 @@ def reason(e: InputError) -> str:
 
 
 def _add(out: Inputs, name: str, short: str, member: str | None, raw: str, fb: Fatbin,
-         path: str | None = None) -> None:
+         path: str | None = None, find_embedded: Callable | None = None) -> None:
     if not any(e.kind in LOADABLE for e in fb.entries):
         out.without_gpu_code.append(name)
         return
-    out.libraries.append(Library(name, short, path or raw, member, raw, fb))
+    if find_embedded is None and member is None:
+        find_embedded = _on_disk(path or raw)
+    out.libraries.append(Library(name, short, path or raw, member, raw, fb, find_embedded))
+
+
+def _on_disk(path: str) -> Callable:
+    def find() -> tuple:
+        from wheeldoc.analysis.embedded import scan_file
+
+        return scan_file(path)
+
+    return find
+
+
+def _in_wheel(path: str, member, cache) -> Callable:
+    """Re-reads the member (once per run; cached by its RECORD sha256 like the headers)."""
+
+    def find() -> tuple:
+        from wheeldoc.analysis.embedded import scan
+        from wheeldoc.sources.wheel import WheelArchive
+
+        key = member.sha256 if cache is not None else None
+        if key:
+            hit = cache.get("fatbin-embedded", key, CACHE_VERSION)
+            if hit is not None:
+                try:
+                    fb = decode_fatbin(hit["fatbin"], path, member.name)
+                    return tuple(zip(hit["sections"], fb.containers))
+                except (KeyError, TypeError, ValueError, IndexError):
+                    cache.discard("fatbin-embedded", key, CACHE_VERSION)
+        with WheelArchive(path) as archive, archive.open(member.name) as data:
+            found = scan(data.buf, path, member.name)
+        if key:
+            fb = Fatbin(path, member.name, "embedded", None, None, None, (),
+                        tuple(c for _, c in found))
+            cache.put("fatbin-embedded", key, CACHE_VERSION,
+                      {"sections": [s for s, _ in found], "fatbin": encode_fatbin(fb)})
+        return found
+
+    return find
 
 
 def _read_directory(root: str, out: Inputs) -> None:
@@ -134,7 +190,8 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
                 out.skipped.append(Skipped(path, reason(e), member.name))
                 continue
             if fb is not None:
-                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path)
+                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path,
+                     _in_wheel(path, member, cache))
 
 
 def _member_fatbin(archive, member, cache) -> Fatbin | None:
@@ -239,6 +296,11 @@ class LibraryLoad:
     driver_isa: tuple[int, int] | None  # None: no driver given, any PTX ISA assumed
     driver_cuda: tuple[int, int] | None
     loads: tuple[ContainerLoad, ...]
+    # "nv_fatbin", or "embedded" when nothing in .nv_fatbin loads and the library keeps
+    # containers in data sections (then `loads` are theirs and `fatbin_loads` the others)
+    source: str = "nv_fatbin"
+    fatbin_loads: tuple[ContainerLoad, ...] = ()
+    sections: tuple[str, ...] = ()  # data sections holding the embedded containers
 
     def where(self, verdict: str, error: str | None = None) -> list[ContainerLoad]:
         return [x for x in self.loads if x.verdict == verdict
@@ -274,21 +336,34 @@ class LibraryLoad:
 
     def data(self) -> dict:
         return {"library": self.library.name, "gpu": self.gpu, "verdict": self.verdict,
-                "cuda_error": self.cuda_error, "counts": self.counts}
+                "cuda_error": self.cuda_error, "counts": self.counts, "source": self.source}
 
 
-def predict_library(lib: Library, cc: tuple[int, int], driver_isa: tuple[int, int] | None,
-                    driver_cuda: tuple[int, int] | None, gpu: str | None = None) -> LibraryLoad:
+def _loads(fmt: str, containers, cc, driver_isa, driver_cuda) -> tuple[ContainerLoad, ...]:
     loads = []
-    fmt = lib.fatbin.format
-    for c in lib.containers:
+    for c in containers:
         pred = predict_image(fmt, c.entries, cc, driver_isa, driver_cuda)
         blocked = False
         if pred.verdict == "fail" and fmt != "ptx" and \
                 len(visible_entries(c.entries, driver_isa, driver_cuda)) < len(c.entries):
             blocked = predict_image(fmt, c.entries, cc, driver_isa, (99, 9)).verdict != "fail"
         loads.append(ContainerLoad(c, pred, blocked))
-    return LibraryLoad(lib, gpu or f"sm_{cc[0]}{cc[1]}", cc, driver_isa, driver_cuda, tuple(loads))
+    return tuple(loads)
+
+
+def predict_library(lib: Library, cc: tuple[int, int], driver_isa: tuple[int, int] | None,
+                    driver_cuda: tuple[int, int] | None, gpu: str | None = None) -> LibraryLoad:
+    """Every container of `.nv_fatbin`; when none of them loads on the GPU, the containers the
+    library keeps in its data sections instead (see wheeldoc.analysis.embedded)."""
+    gpu = gpu or f"sm_{cc[0]}{cc[1]}"
+    loads = _loads(lib.fatbin.format, lib.containers, cc, driver_isa, driver_cuda)
+    if lib.fatbin.format == "elf" and not any(x.verdict != "fail" for x in loads):
+        found = lib.embedded()
+        if found:
+            emb = _loads("elf", [c for _, c in found], cc, driver_isa, driver_cuda)
+            return LibraryLoad(lib, gpu, cc, driver_isa, driver_cuda, emb, "embedded", loads,
+                               tuple(s for s, _ in found))
+    return LibraryLoad(lib, gpu, cc, driver_isa, driver_cuda, loads)
 
 
 def coverage_cell(load: LibraryLoad) -> dict:

@@ -89,7 +89,8 @@ def library_record(lib: Library, load: LibraryLoad | None) -> dict:
            "section": lib.fatbin.section, "containers": len(lib.containers),
            "entries": len(lib.fatbin.entries), "load": None}
     if load is not None:
-        out["load"] = {**load.data(), "containers": [
+        out["load"] = {**load.data(), "embedded_sections": sorted(set(load.sections)),
+                       "containers": [
             {"container": x.container.index, "verdict": x.verdict,
              "entry": None if x.prediction.entry is None else label(x.prediction.entry),
              "cuda_error": x.prediction.cuda_error, "concat_blocked": x.concat_blocked}
@@ -125,7 +126,8 @@ def _verdict_cells(load: LibraryLoad) -> list[tuple[str, str]]:
     n = load.counts
     fails = ", ".join(k.replace("CUDA_ERROR_", "") + (f" ×{v}" if len(n["errors"]) > 1 else "")
                       for k, v in n["errors"].items())
-    return [(str(n["containers"]), ""),
+    where = f" in {', '.join(sorted(set(load.sections)))}" if load.source == "embedded" else ""
+    return [(f"{n['containers']}{where}", ""),
             (f"{n['native']}" + (f" ({load.chosen('native')})" if n["native"] else ""),
              "green" if n["native"] else "dim"),
             (f"{n['jit']}" + (f" ({load.chosen('jit')})" if n["jit"] else ""),

@@ -136,9 +136,15 @@ def no_kernel_image(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
         return  # WD302 / WD306 explain those
     error = load.cuda_error or NO_BINARY_FOR_GPU
     n = len(load.loads)
-    which = "its only container has no" if n == 1 else f"none of its {n} containers has"
+    if load.source == "embedded":
+        which = (f"neither its .nv_fatbin nor the {n} containers it keeps in "
+                 f"{', '.join(sorted(set(load.sections)))} have")
+    else:
+        which = "its only container has no" if n == 1 else f"none of its {n} containers has"
     msg = (f"{which} code {load.gpu} can run: it carries {_has(load)}; loading fails with "
            f"{error} ({CODES.get(error, '?')})")
+    if load.library.fatbin.format == "elf" and load.source != "embedded":
+        msg += " (and it keeps no container in its data sections)"
     fix = Fix(f"Install a build with an {_runs_on(load)} cubin ({_gencode(load)}) or PTX "
               f"for compute_{load.cc[0]}{load.cc[1]} or older")
     yield _finding("WD301", load, msg, _evidence(failing, _container), fix)
@@ -408,3 +414,51 @@ def concat_needs_newer_driver(load: LibraryLoad, ctx: Context) -> Iterator[Findi
     yield _finding("WD306", load, msg, _evidence(blocked, _container),
                    Fix("Rebuild without -Xfatbin=--concat, or upgrade to a driver for CUDA 13.5 "
                        "or newer"))
+
+
+@rule("WD307", "kernels-outside-nv-fatbin", title="GPU code kept outside .nv_fatbin",
+      severity=Severity.INFO,
+      examples=(Example(("kernels", f"{K}/libembedded.so", *H200), True),
+                Example(("kernels", f"{K}/libembedded.so", "--gpu", "t4", "--driver", "13.0"), False),
+                Example(("kernels", f"{K}/libmixed.so", *H200), False)))
+def kernels_outside_nv_fatbin(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Reports a library whose `.nv_fatbin` section (what the CUDA runtime registers, and all
+    that `cuobjdump` lists) has nothing for the target GPU, but which keeps whole fatbin
+    containers in its data sections (`.rodata`, `.ldata`, …) and loads them itself with
+    `cuModuleLoadData`. cuFFT 12 does this: a 672-byte `.nv_fatbin` with one `sm_75` cubin,
+    and 23,983 containers in `.ldata`. The verdict for the library is then theirs.
+
+    ## Why is this bad?
+    It is not, by itself: it explains why the verdict differs from what `cuobjdump` shows, and
+    gives the counts for the containers the library loads on its own. wheeldoc looks for them
+    only when `.nv_fatbin` has nothing for the GPU, by their magic at 8-byte alignment, and
+    counts only whole, valid containers.
+
+    ## Example
+    ```
+    $ wheeldoc kernels fixtures/kernels/libembedded.so --gpu h200 --driver 580.95.05
+    fixtures/kernels/libembedded.so: WD307 info GPU code kept outside .nv_fatbin
+      its .nv_fatbin has nothing for sm_90 (1 container: sm_75), but it keeps 2 containers with
+      code in .rodata, which it loads itself (cuobjdump lists none of them): 1 loads natively
+      (sm_90), 0 by JIT, 1 has no image for sm_90
+    ```
+
+    ## Fix
+    Nothing to fix. To see these containers, use `wheeldoc kernels --gpu …` (the listing,
+    like cuobjdump's, shows `.nv_fatbin` only).
+    """
+    if load.source != "embedded" or not (load.where("native") or load.where("jit")):
+        return
+    n = load.counts
+    nv = load.fatbin_loads
+    inner = counted(label(e) for x in nv for e in x.container.entries if e.kind in ("cubin", "ptx"))
+    msg = (f"its .nv_fatbin has nothing for {load.gpu} ({len(nv)} container"
+           f"{'s' if len(nv) != 1 else ''}: {inner}), but it keeps {n['containers']} containers "
+           f"with code in {', '.join(sorted(set(load.sections)))}, which it loads itself (cuobjdump "
+           f"lists none of them): {n['native']} load{'s' if n['native'] == 1 else ''} natively"
+           + (f" ({load.chosen('native')})" if n["native"] else "")
+           + f", {n['jit']} by JIT, {n['fail']} {'has' if n['fail'] == 1 else 'have'} no image "
+             f"for {load.gpu}")
+    yield _finding("WD307", load, msg, embedded_sections=sorted(set(load.sections)))

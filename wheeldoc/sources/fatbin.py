@@ -398,6 +398,8 @@ def _options(head: bytes, hsize: int, opts_off: int, kind: str, pos: int, path: 
         raise _bad(path, member, f"options descriptor at {opts_off} lies outside the header",
                    pos + 20)
     boff, blen = OPTS_DESC.unpack_from(head, opts_off)
+    if boff == 0 and blen == 0:  # an empty descriptor (cuFFT's self-loaded containers)
+        return None, None
     if boff < ENTRY.size or boff + blen > hsize:
         raise _bad(path, member, f"options at {boff}+{blen} lie outside the header",
                    pos + opts_off)
