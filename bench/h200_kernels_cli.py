@@ -37,6 +37,39 @@ def wheeldoc(*argv: str) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - t, proc
 
 
+def embedded_loads(doc: dict, sample: int = 48) -> list[str]:
+    """Containers found outside .nv_fatbin (libraries whose verdict came from them): a sample
+    loaded with cuModuleLoadData on this GPU against wheeldoc's prediction (needs libcuda)."""
+    from gpu_groundtruth import Driver
+    from h200_libraries import sample as pick
+
+    from wheeldoc.analysis.embedded import scan_file
+    from wheeldoc.data.tables import ptx_isa_for_cuda
+    from wheeldoc.kernels_model import predict_container
+    from wheeldoc.sources.fatbin import container_bytes
+
+    libs = [x for x in doc["libraries"] if (x["load"] or {}).get("source") == "embedded"]
+    if not libs:
+        return ["", "No library needed its containers outside .nv_fatbin."]
+    driver = Driver()
+    isa = ptx_isa_for_cuda(driver.cuda)
+    out = ["", "## Containers outside .nv_fatbin, loaded with cuModuleLoadData", "",
+           "| library | found | loaded | agree | native / jit / fail (actual) |", "|---|---|---|---|---|"]
+    for x in libs:
+        found = [c for _, c in scan_file(x["path"]) if any(e.kind in ("cubin", "ptx") for e in c.entries)]
+        agree, tally = 0, {}
+        chosen = pick(found, sample)
+        for c in chosen:
+            pred = predict_container(c.entries, driver.cc, isa, driver_cuda=driver.cuda)
+            code, _ = driver.load(container_bytes(x["path"], c), [])
+            actual = driver.error_name(code)
+            agree += actual == (pred.cuda_error or "CUDA_SUCCESS")
+            key = pred.verdict if actual == "CUDA_SUCCESS" else actual
+            tally[key] = tally.get(key, 0) + 1
+        out.append(f"| {Path(x['path']).name} | {len(found)} | {len(chosen)} | {agree}/{len(chosen)} | {tally} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--site-packages", type=Path, default=Path(sysconfig.get_paths()["purelib"]))
@@ -82,6 +115,7 @@ def main() -> None:
     counts = {lib["library"].rsplit("/", 1)[-1]: lib["load"]["counts"] for lib in doc["libraries"]}
     lines += ["", f"JSON verdict: {len(doc['libraries'])} libraries, findings {doc['summary']}", "",
               "```json", json.dumps(counts, indent=1), "```"]
+    lines += embedded_loads(doc)
     for label in ("verdict", "gb10", "coverage"):
         t, proc = runs[label]
         lines += ["", f"## `wheeldoc kernels {sp} {' '.join(proc.args[5:])}` ({t:.2f} s, exit "
