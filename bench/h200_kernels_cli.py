@@ -58,9 +58,12 @@ def embedded_loads(doc: dict, sample: int = 48) -> list[str]:
     for x in libs:
         found = [c for _, c in scan_file(x["path"]) if any(e.kind in ("cubin", "ptx") for e in c.entries)]
         agree, tally = 0, {}
-        chosen = pick(found, sample)
+        preds = {id(c): predict_container(c.entries, driver.cc, isa, driver_cuda=driver.cuda)
+                 for c in found}
+        chosen = [c for v in ("native", "jit", "fail")  # a sample of each predicted verdict
+                  for c in pick([c for c in found if preds[id(c)].verdict == v], sample // 3)]
         for c in chosen:
-            pred = predict_container(c.entries, driver.cc, isa, driver_cuda=driver.cuda)
+            pred = preds[id(c)]
             code, _ = driver.load(container_bytes(x["path"], c), [])
             actual = driver.error_name(code)
             agree += actual == (pred.cuda_error or "CUDA_SUCCESS")
