@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--glibc", default=None, help="target glibc (default: from the wheel's manylinux tag)")
     p.add_argument("--libstdcxx", default=None, help="target GLIBCXX version (e.g. 3.4.30)")
     _index_options(p)
+    p.add_argument("--no-index", action="store_true",
+                   help="passed to uv: use only --find-links (and the cache), no package index")
     _common(p)
 
     p = sub.add_parser("kernels", help="GPU code in .so files vs a GPU and driver")
