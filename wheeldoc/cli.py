@@ -43,6 +43,16 @@ def _index_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--torch-backend", default=None, help="passed to uv (cu130, cpu, auto, …)")
 
 
+def _doctor_options(p: argparse.ArgumentParser, *, image: bool = False) -> None:
+    g = p.add_argument_group("doctor")
+    if not image:
+        g.add_argument("--ld-library-path", default=None, metavar="DIRS",
+                       help="the target's LD_LIBRARY_PATH (colon-separated); default: the host's, without a target")
+    g.add_argument("--list", action="store_true",
+                   help="every embedded GPU code entry (like cuobjdump -lelf -lptx; JSON: entries)")
+    g.add_argument("--no-cache", action="store_true", help="read every library again (no cached facts)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wheeldoc",
@@ -80,12 +90,17 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("doctor", help="every analyzer over an installed environment")
-    p.add_argument("--python", dest="python_exe", default=None)
-    p.add_argument("--site-packages", default=None)
+    p.add_argument("--python", dest="python_exe", default=None,
+                   help="another environment's interpreter (run once, standard library only)")
+    p.add_argument("--site-packages", default=None, help="read the distributions of this folder")
+    _doctor_options(p)
     _common(p)
 
     p = sub.add_parser("image", help="every analyzer over a container image (docker save / OCI layout)")
-    p.add_argument("image")
+    p.add_argument("image", help="a `docker save` tarball, an OCI layout (folder or archive), or a reference "
+                                 "the Docker daemon knows (needs the `docker` extra)")
+    p.add_argument("--ref", default=None, help="the image to read when the archive holds several (name:tag)")
+    _doctor_options(p, image=True)
     _common(p)
 
     p = sub.add_parser("rule", help="print a rule's documentation (or all rules with --all)")

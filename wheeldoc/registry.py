@@ -28,6 +28,7 @@ RULE_MODULES = (
     "wheeldoc.rules.lockfile",
     "wheeldoc.rules.dockerfile",
     "wheeldoc.rules.kernels",
+    "wheeldoc.rules.environment",
     "wheeldoc.rules.abi",
 )
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")

@@ -1,0 +1,270 @@
+"""One diagnosis of one environment: every analyzer over its real files, and a verdict.
+
+    machine, target = host_machine(settings.target)       # or flags_machine(...)
+    d = diagnose(location, target, machine, selection=...)  # Diagnosis
+    d.verdict, d.reason, d.findings, d.kernel_loads, d.abi
+
+Steps: the distributions and the torch build (sources.environment), the shared objects and
+their GPU code (analysis.envscan, cached by content hash), the WD5xx rules
+(rules.environment), the ABI verdict of every extension that links torch (analysis.envabi,
+the ABI analyzer's loader model on the environment's files), and the kernel verdict of every
+library with GPU code for the GPU and driver (analysis.kernelfacts, the WD3xx rules).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
+
+from wheeldoc.analysis.envfacts import EnvFacts, Machine
+from wheeldoc.engine import Context, Selection, run_family
+from wheeldoc.model import Finding, Severity
+from wheeldoc.sources.environment import EnvironmentLocation, FileSystem
+from wheeldoc.sources.environment_fs import HOST
+from wheeldoc.target import Driver, Gpu, Target
+
+# The finding that explains a broken environment best comes first: a CPU torch explains the
+# extensions that cannot load, a driver too old explains kernels that fail, and so on.
+ROOT_CAUSE_ORDER = ("WD501", "WD504", "WD502", "WD506", "WD2", "WD503", "WD3", "WD505", "WD508", "WD509", "WD5")
+# Kernel findings a NVIDIA runtime package's library gets at most (see `cap_runtime_findings`).
+RUNTIME_CAP = {"WD303": Severity.INFO, "WD304": Severity.INFO, "WD305": Severity.INFO}
+
+
+@dataclass
+class Diagnosis:
+    facts: EnvFacts
+    findings: list[Finding]
+    kernel_libraries: list = field(default_factory=list)  # kernelfacts.Library
+    kernel_loads: list = field(default_factory=list)  # kernelfacts.LibraryLoad (with a GPU)
+    coverage: dict | None = None
+    abi: list = field(default_factory=list)  # envabi.AbiResult
+    abi_note: str | None = None  # why the ABI check did not run, when it did not
+    timings: dict[str, float] = field(default_factory=dict)
+    scan_stats: dict = field(default_factory=dict)
+
+    @property
+    def env(self):
+        return self.facts.env
+
+
+# -- the machine -----------------------------------------------------------------------------
+
+def host_machine(environ: Mapping[str, str] | None = None, *, platform: str | None = None) -> tuple[Machine, Target]:
+    """The host's driver, GPUs, library path and variables, and the target they make."""
+    from wheeldoc.data import tables
+    from wheeldoc.sources.machine import read_driver, read_library_path
+
+    environ = dict(os.environ if environ is None else environ)
+    drv = read_driver()
+    lp = read_library_path(environ)
+    plat = platform or _host_platform()
+    if not drv.present:
+        return Machine("host", drv, True, lp, environ), Target(plat, None, None, None, "host")
+    cuda = drv.cuda or (tables.cuda_for_driver(drv.version) if drv.version else None)
+    driver = Driver(drv.version, cuda) if cuda else None
+    gpu = None
+    notes = []
+    with_cc = [g for g in drv.gpus if g.compute_capability]
+    if with_cc:
+        first = with_cc[0]
+        known = tables.lookup_gpu(first.name)
+        name = known.name if known is not None and known.cc == first.compute_capability else first.name
+        gpu = Gpu(name, *first.compute_capability)
+        others = {g.arch for g in with_cc} - {first.arch}
+        if others:
+            notes.append(f"this machine also has {', '.join(sorted(others))} GPUs: verdicts are for GPU 0 "
+                         f"({first.name}); give --gpu for another")
+    elif drv.present:
+        notes.append("GPU models unknown (NVML not available): give --gpu for kernel verdicts")
+    return Machine("host", drv, False, lp, environ, tuple(notes)), Target(plat, gpu, driver, None, "host")
+
+
+def _host_platform() -> str | None:
+    import platform
+
+    m = platform.machine().lower()
+    return {"x86_64": "linux-x86_64", "amd64": "linux-x86_64", "aarch64": "linux-aarch64",
+            "arm64": "linux-aarch64"}.get(m)
+
+
+def flags_machine(target: Target, *, no_driver: bool = False, ld_library_path: str | None = None) -> Machine:
+    """The machine the flags describe: no host facts; the library path only as given."""
+    lp = None
+    if ld_library_path:
+        from wheeldoc.sources.machine import read_library_path
+
+        lp = read_library_path({"LD_LIBRARY_PATH": ld_library_path}, cache="/nonexistent/ld.so.cache",
+                               ldconfig=False)
+        lp = replace(lp, notes=tuple(n for n in lp.notes if not n.startswith("no loader cache")))
+    return Machine("flags", None, no_driver, lp, None)
+
+
+# -- the diagnosis ---------------------------------------------------------------------------
+
+def diagnose(location: EnvironmentLocation, target: Target, machine: Machine, *, fs: FileSystem = HOST,
+             where: str | None = None, image: str | None = None, selection: Selection | None = None,
+             cache=None, progress: Callable | None = None, abi: bool = True) -> Diagnosis:
+    import time
+
+    from wheeldoc.analysis import envscan
+    from wheeldoc.sources.environment import inspect_environment
+
+    selection = selection or Selection()
+    t0 = time.perf_counter()
+    env = inspect_environment(location, fs=fs, libraries=False)
+    t1 = time.perf_counter()
+    first: dict = {}
+    for d in env.distributions:
+        first.setdefault(d.name, d)
+    scan = envscan.scan(fs, location.site_packages, tuple(first.values()), cache, progress)
+    env = replace(env, libraries=tuple(scan.libraries), skipped=env.skipped + tuple(scan.skipped))
+    t2 = time.perf_counter()
+    facts = EnvFacts(env, where or fs.where(location.site_packages[0]), fs, target, machine, image)
+    ctx = Context(target, selection)
+    findings = run_family("WD5", facts, ctx)
+    t3 = time.perf_counter()
+    diag = Diagnosis(facts, findings)
+    diag.scan_stats = {"libraries": len(scan.libraries), "with_gpu_code": len(scan.fatbins),
+                       "cache_hits": scan.cache_hits, "cache_misses": scan.cache_misses,
+                       "composite_hit": scan.composite_hit, "bytes_read": scan.bytes_read}
+    from wheeldoc.registry import family_rules
+
+    if abi and any(selection.enabled(r.code) for r in family_rules("WD2")):
+        _abi(diag, ctx, cache)
+    t4 = time.perf_counter()
+    _kernels(diag, scan, ctx, cache)
+    t5 = time.perf_counter()
+    diag.timings = {"environment": t1 - t0, "libraries": t2 - t1, "rules": t3 - t2, "abi": t4 - t3,
+                    "kernels": t5 - t4}
+    return diag
+
+
+def _abi(diag: Diagnosis, ctx: Context, cache) -> None:
+    try:
+        from wheeldoc.analysis import envabi
+
+        results, findings, note = envabi.check(diag.facts, ctx, cache)
+    except ImportError:  # the ABI analyzer is not part of this build
+        diag.abi_note = "ABI check unavailable: the ABI analyzer is not part of this build"
+        return
+    diag.abi = results
+    diag.abi_note = note
+    diag.findings.extend(findings)
+
+
+def _kernels(diag: Diagnosis, scan, ctx: Context, cache) -> None:
+    from wheeldoc.analysis.kernelfacts import DEFAULT_ARCHS, Library, cc_of, coverage_cell, predict_library
+
+    facts = diag.facts
+    target = facts.target
+    libs = []
+    for lib in facts.env.gpu_libraries:
+        fb = scan.fatbins.get(lib.path)
+        if fb is None or not any(e.kind in ("cubin", "ptx") for e in fb.entries):
+            continue
+        name = facts.fs.where(lib.path)
+        libs.append(Library(name, facts.rel(lib.path), name, None, facts.where, fb,
+                            _embedded_finder(facts.fs, lib.path, cache, scan.keys.get(lib.path))))
+    diag.kernel_libraries = libs
+    gpu, driver = target.gpu, target.driver
+    isa = driver.ptx_isa if driver is not None else None
+    cuda = driver.cuda if driver is not None else None
+    owners = {facts.fs.where(lib.path): lib.distribution for lib in facts.env.libraries}
+    if gpu is not None and not facts.machine.no_driver:
+        raw: list[Finding] = []
+        for lib in libs:
+            load = predict_library(lib, (gpu.major, gpu.minor), isa, cuda, gpu.arch)
+            diag.kernel_loads.append(load)
+            raw.extend(run_family("WD3", load, ctx))
+        diag.findings.extend(cap_runtime_findings(raw, diag.kernel_loads, owners))
+    archs = list(DEFAULT_ARCHS)
+    if gpu is not None and gpu.arch not in archs:
+        archs = sorted(archs + [gpu.arch], key=cc_of)
+    diag.coverage = {
+        "archs": archs, "highlight": gpu.arch if gpu is not None else None, "driver_assumed": driver is None,
+        "rows": [(lib, [coverage_cell(predict_library(lib, cc_of(a), isa, cuda, a)) for a in archs])
+                 for lib in libs]}
+
+
+def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Callable:
+    """Finds the containers a library keeps outside .nv_fatbin (kernelfacts calls it only when
+    .nv_fatbin has nothing for the GPU); cached like the headers."""
+
+    def find() -> tuple:
+        from wheeldoc.analysis import embedded
+        from wheeldoc.analysis.kernelfacts import decode_fatbin, encode_fatbin
+        from wheeldoc.sources.environment_fs import HostFileSystem
+        from wheeldoc.sources.fatbin import Fatbin
+
+        if cache is not None and key:
+            hit = cache.get("doctor-embedded", key, "1")
+            if hit is not None:
+                try:
+                    fb = decode_fatbin(hit["fatbin"], fs.where(path), None)
+                    return tuple(zip(hit["sections"], fb.containers))
+                except (KeyError, TypeError, ValueError, IndexError):
+                    cache.discard("doctor-embedded", key, "1")
+        if isinstance(fs, HostFileSystem):
+            found = embedded.scan_file(path)
+        else:
+            with fs.open_buffer(path) as buf:
+                found = embedded.scan(buf, fs.where(path))
+        if cache is not None and key:
+            fb = Fatbin(fs.where(path), None, "embedded", None, None, None, (), tuple(c for _, c in found))
+            cache.put("doctor-embedded", key, "1", {"sections": [s for s, _ in found], "fatbin": encode_fatbin(fb)})
+        return found
+
+    return find
+
+
+def cap_runtime_findings(findings: list[Finding], loads: list, owners: Mapping[str, str | None]) -> list[Finding]:
+    """Kernel findings on the libraries of NVIDIA's CUDA runtime packages (nvidia-cublas,
+    nvidia-cudnn-cu13, …), capped: JIT-only, partial coverage and fast paths elsewhere are how
+    those libraries are built (they pick among per-architecture kernels at run time) and become
+    information; a library with no code for the GPU is information too when another library of
+    the same package runs on it (cuFFTW's own sm_75 container beside cuFFT's kernels). Every
+    other library keeps the severity its rule gives."""
+    from wheeldoc.torchbuild import is_cuda_library
+
+    runs = {}
+    for load in loads:
+        pkg = owners.get(load.library.name)
+        if load.verdict != "fail":
+            runs.setdefault(pkg, []).append(load.library.name)
+    out = []
+    for f in findings:
+        pkg = owners.get(f.location.path)
+        if pkg and is_cuda_library(pkg) and f.severity > Severity.INFO:
+            cap = RUNTIME_CAP.get(f.rule)
+            sibling = [n for n in runs.get(pkg, ()) if n != f.location.path]
+            if cap is None and f.rule == "WD301" and sibling:
+                cap = Severity.INFO
+            if cap is not None and cap < f.severity:
+                why = (f"{f.severity.label} lowered to {cap.label}: a library of NVIDIA's {pkg} package, which picks "
+                       "among per-architecture kernels at run time")
+                if f.rule == "WD301":
+                    why += f"; {sibling[0].rsplit('/', 1)[-1]} of the same package runs on this GPU"
+                f = Finding(f.rule, f.title, cap, f.location, f.message, (*f.evidence, why), f.fix,
+                            {**f.data, "severity_capped_from": f.severity.label, "package": pkg})
+        out.append(f)
+    return out
+
+
+# -- the verdict -------------------------------------------------------------------------------
+
+def verdict(findings: list[Finding], input_errors: int = 0) -> tuple[str, Finding | None]:
+    """("healthy" | "degraded" | "broken" | "unknown", the root-cause finding)."""
+    if input_errors:
+        return "unknown", None
+    worst = max((f.severity for f in findings), default=None)
+    if worst is None or worst < Severity.WARNING:
+        return "healthy", None
+    level = worst
+    candidates = [f for f in findings if f.severity == level]
+
+    def rank(f: Finding) -> int:
+        return next((i for i, p in enumerate(ROOT_CAUSE_ORDER) if f.rule.startswith(p)), len(ROOT_CAUSE_ORDER))
+
+    root = min(candidates, key=rank)
+    return ("broken" if level >= Severity.ERROR else "degraded"), root
