@@ -97,6 +97,8 @@ class Tree:
             base = _base(path)
             if base == OPAQUE:
                 self._clear(_parent(path))
+            elif base == WHITEOUT:  # names nothing: removing "" would remove the folder itself
+                self.warnings.append(f"layer {layer}: whiteout {path} names no file; ignored")
             elif base.startswith(WHITEOUT) and not base.startswith(".wh..wh."):
                 self._remove(_parent(path) + ("/" if _parent(path) != "/" else "") + base[len(WHITEOUT):])
         for path, m in cleaned:

@@ -132,6 +132,13 @@ def _pinned_version(spec) -> str:
 
 
 def _parse_requirement(path: str, req_text: str, line: int, hashes: int, editable: bool) -> _Entry:
+    try:
+        return _requirement(path, req_text, line, hashes, editable)
+    except ValueError as e:  # urllib refuses some URLs ("Invalid IPv6 URL" for `http://[`)
+        raise InputError(path, f"invalid URL in {req_text.strip()!r}: {e}", line=line) from None
+
+
+def _requirement(path: str, req_text: str, line: int, hashes: int, editable: bool) -> _Entry:
     req_text = req_text.strip()
     named_url = _NAMED_URL.match(req_text)
     if editable or (not named_url and _is_path_or_url(req_text.split(";")[0].strip())):

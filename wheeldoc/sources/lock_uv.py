@@ -222,7 +222,8 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
     for key in ("version", "revision", "requires-python", "resolution-markers", "supported-markers", "required-markers"):
         if key in doc:
             value = doc[key]
-            options.append(Option(key, " || ".join(value) if isinstance(value, list) else str(value), key_line(text, key)))
+            options.append(Option(key, " || ".join(map(str, value)) if isinstance(value, list) else str(value),
+                                  key_line(text, key)))
     opts = doc.get("options")
     if isinstance(opts, dict):
         for key, value in opts.items():

@@ -1,0 +1,5 @@
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "fuzz: short coverage-guided fuzz runs of the parsers (run by default)")

@@ -1,0 +1,34 @@
+"""Fuzz the Dockerfile reader as `wheeldoc check` runs it: `parse_text` (BuildKit's parser:
+directives, continuations, heredocs, JSON forms, flags), `dockerfile_model.analyze` (stages,
+ARG/ENV scopes, word expansion) and `shell.commands_in_run` + `find_installs` on every RUN."""
+
+from __future__ import annotations
+
+from _harness import contract, instrumented, main, read_seed_files
+
+with instrumented():
+    from wheeldoc.sources.dockerfile import parse_text
+    from wheeldoc.sources.dockerfile_model import analyze, mounts
+    from wheeldoc.sources.shell import commands_in_run, find_installs
+
+
+def seeds() -> list[bytes]:
+    return read_seed_files(["fixtures/dockerfiles/**/*Dockerfile", "dockerfiles/**/*Dockerfile"],
+                           max_size=32 << 10)
+
+
+@contract
+def test_one_input(data: bytes) -> None:
+    df = parse_text(data, "Dockerfile")
+    df.syntax
+    graph = analyze(df)
+    for ins in df.instructions:
+        df.ignored_codes(ins)
+        graph.scope(ins)
+        if ins.keyword == "RUN":
+            mounts(ins)
+            find_installs(commands_in_run(ins))
+
+
+if __name__ == "__main__":
+    main(__file__, test_one_input, seeds)

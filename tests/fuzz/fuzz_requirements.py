@@ -1,0 +1,23 @@
+"""Fuzz the requirements.txt reader (`parse_lockfile(path, text, "requirements")`), seeded with the lockfile fixtures.
+
+The text is decoded as `wheeldoc check` does (NUL bytes and invalid UTF-8 never reach a
+parser); the result's derived fields and `detect_format` are exercised too.
+"""
+
+from __future__ import annotations
+
+from _harness import contract, main, read_seed_files
+from _lock import read_as
+
+
+def seeds() -> list[bytes]:
+    return read_seed_files(['fixtures/**/requirements*.txt', 'fixtures/**/requirements.in', 'fixtures/broken/requirements-random.txt'])
+
+
+@contract
+def test_one_input(data: bytes) -> None:
+    read_as("requirements", "requirements.txt", data)
+
+
+if __name__ == "__main__":
+    main(__file__, test_one_input, seeds)
