@@ -405,15 +405,17 @@ def plan_from_metadata(requirements: list[str]) -> CudaPlan:
         req = Requirement(line)
         name = canonicalize_name(req.name)
         names = [p for extra in sorted(req.extras) for p in extras.get(extra, ())] if name == "cuda-toolkit" else [name]
+        used = []
         for pkg in dict.fromkeys(names):
             known = packages.get(pkg)
             if known is None:
                 plan.unknown.append(pkg if pkg != name else line)
                 continue
-            label = f"{pkg} (from torch's Requires-Dist `{line}`)"
-            plan.described.append(f"{pkg}: judged from torch's Requires-Dist (`{line}`)")
+            used.append(pkg)
             for path in known.libraries.values():
-                plan.placeholders.append((path, label))
+                plan.placeholders.append((path, f"{pkg} (from torch's Requires-Dist `{line}`)"))
+        if used:
+            plan.described.append(f"`{line}`: " + (", ".join(used) if used != [name] else "its libraries"))
     return plan
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from wheeldoc.analysis.abisite import Entry, Site, defines
@@ -165,6 +165,8 @@ class Loader:
                         continue
                     deps.append(dep.key)
                     if dep.key not in nodes:
+                        if dep.origin not in ("system", "driver"):
+                            dep = replace(dep, how=f"loaded by `import torch` ({dep.how})")
                         nodes[dep.key] = dep
                         loaded[soname] = dep
                         if dep.origin in ("torch", "cuda", "extension"):

@@ -335,6 +335,8 @@ def cuda_runtime_mismatch(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     for link in facts.ext_cudart:
         if majors and link.major in majors:
             continue
+        if link.vendored and not majors:
+            continue  # its own runtime, and torch brings none: nothing to clash with
         if not majors:
             msg = (f"{link.library} links the CUDA {link.major} runtime ({link.soname}); "
                    f"{_torch(facts)} loads no CUDA runtime")
