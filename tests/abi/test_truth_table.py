@@ -123,3 +123,44 @@ def test_truth_table(cli, real, capsys):
     assert wheeldoc_right == 6
     assert pins_right == 4, "the issue measured the pins wrong for 2 of the 6 pairs"
     assert naive_right == 4, "a torch/lib-only check flags dlsym on the two pairs that load"
+
+
+def test_installed_pairs_by_name_with_python(cli, real, request):
+    """The same verdicts from the installed venvs: EXT by distribution name, TORCH omitted, the
+    environment read through `--python` (run once, standard library only)."""
+    root = Path(request.config.cache.mkdir("wheeldoc-real-envs"))
+    for torch, vision in (("2.14.1", "0.29.1"), ("2.14.1", "0.28.0"), ("2.13.0+cpu", "0.28.0")):
+        prefix = truth.ef.real_env(root, f"abi-{torch}-{vision}", truth.wheels_for(torch, vision))
+        doc = wheeldoc_verdict(cli, "torchvision", "--python", str(prefix / "bin" / "python"))
+        real_ok = all(e is None for k, e in real[(torch, vision)].items() if k.startswith("torchvision/"))
+        assert doc["verdict"] == ("compatible" if real_ok else "incompatible"), (torch, vision)
+        assert doc["cuda_libraries"]["mode"] == "environment"
+        assert doc["torch"]["version"] == torch and doc["torch"]["build"].startswith(("CUDA 13", "CPU"))
+
+
+def test_range_over_the_local_index(cli, real):
+    res = cli("abi", str(truth.VISION["0.29.0"]), "torch>=2.13,<2.15", *INDEX, "--format", "json")
+    doc = res.json()
+    rows = {r["torch"]: r for r in doc["matrix"]}
+    assert set(rows) == {"2.14.1", "2.13.0+cpu"}
+    assert rows["2.14.1"]["verdict"] == "compatible" and rows["2.14.1"]["pin_satisfied"] is False
+    assert rows["2.13.0+cpu"]["verdict"] == "incompatible"
+    assert doc["verdict"] == "compatible" and res.code == 0
+
+
+def test_dlsym_is_judged_against_the_target_glibc(cli, real):
+    """`dlsym` (unversioned in _C_stable.so) exists in every glibc since 2.2.5 (in libdl before 2.34):
+    glibc provides it on manylinux_2_28; on a target older than any x86_64 glibc it does not, and
+    since the CUDA libraries were judged from metadata (not read), wheeldoc says it could not be
+    checked rather than guessing either way."""
+    ext, torch = str(truth.VISION["0.29.1"]), str(truth.TORCH["2.14.1"])
+    doc = wheeldoc_verdict(cli, ext, torch, "--glibc", "2.28")
+    assert doc["verdict"] == "compatible"
+    assert all(not e["unverified_symbols"] for e in doc["extensions"])
+    doc = wheeldoc_verdict(cli, ext, torch, "--glibc", "2.1")
+    stable = next(e for e in doc["extensions"] if e["library"] == "torchvision/_C_stable.so")
+    assert [u["symbol"] for u in stable["unverified_symbols"]] == ["dlsym"]
+    assert "nvidia/cu13/lib/libcudart.so.13" in stable["unverified_symbols"][0]["unread"]
+    assert {"GLIBC_2.14", "GLIBC_2.2.5"} <= {n for f in doc["findings"] if f["rule"] == "WD206"
+                                           and f["data"]["library"] == "torchvision/_C_stable.so"
+                                           for n in f["data"]["needed"]}

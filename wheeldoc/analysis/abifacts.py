@@ -184,8 +184,7 @@ def _symbols(facts: AbiFacts) -> None:
     from wheeldoc.sources.demangle import demangle_many
 
     names = {u.symbol for r in facts.results for u in r.unresolved}
-    names |= {s for r in facts.results for s in r.references}
-    facts.demangled = demangle_many(sorted(names))
+    facts.demangled = demangle_many(sorted(names)) if names else {}
     missing = sorted({u.symbol for r in facts.results for u in r.missing_symbols
                       if torch_owned(u.symbol, facts.demangled.get(u.symbol))})
     if missing:

@@ -111,12 +111,13 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
 def _emit(report, facts, settings, torch_arg: str) -> int:
     from wheeldoc.commands.abi_view import extension_records, sections
     from wheeldoc.commands.common import emit
-    from wheeldoc.engine import Context, finalize, run_family
+    from wheeldoc.engine import Context, finalize
+    from wheeldoc.rules.abi import run as run_abi_rules
     from wheeldoc.model import Finding, Location, Severity
 
     report.inputs.append(torch_arg)
     ctx = Context(settings.target, settings.selection)
-    findings = run_family("WD2", facts, ctx)
+    findings = run_abi_rules(facts, ctx)
     for path, err in facts.site.unreadable.items():
         entry = facts.site.files[path]
         if entry.origin == "extension":

@@ -19,7 +19,8 @@ def run_range(args, settings, ext, options, cache, report) -> int:
     from wheeldoc.commands.abi import _analyze, uv_platform, uv_python
     from wheeldoc.commands.abi_view import first_failure
     from wheeldoc.commands.common import emit
-    from wheeldoc.engine import Context, finalize, input_error_finding, run_family
+    from wheeldoc.engine import Context, finalize, input_error_finding
+    from wheeldoc.rules.abi import run as run_abi_rules
     from wheeldoc.errors import InputError
     from wheeldoc.model import Severity
 
@@ -47,7 +48,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
                 per_release.append([])
                 continue
             try:
-                findings = run_family("WD2", facts, ctx)
+                findings = run_abi_rules(facts, ctx)
                 failure = next((first_failure(facts, r) for r in facts.results
                                 if not (r.loads and not facts.torch_import.failures)), None)
                 rows.append({"torch": wheel.version, "wheel": wheel.filename, "verdict": facts.verdict,

@@ -28,9 +28,7 @@ _TORCH_LIB = re.compile(r"^lib(c10|torch|caffe2|shm)[\w]*\.so")
 
 def _finding(code: str, facts: AbiFacts, library: str | None, message: str, *, evidence=(), fix=None,
              severity: Severity | None = None, at_symbol: str | None = None, **data) -> Finding:
-    from wheeldoc.registry import get_rule
-
-    r = get_rule(code)
+    r = _CHECKS[code].rule  # type: ignore[attr-defined]
     path, member = _where(facts, library)
     return Finding(code, r.title, severity or r.severity, Location(path, member=member, symbol=at_symbol),
                    message, tuple(evidence), fix, {"library": library, "torch": facts.torch_display, **data})
@@ -451,3 +449,12 @@ def system_version_beyond_target(facts: AbiFacts, ctx: Context) -> Iterator[Find
                            target=facts.target.label,
                            fix=Fix(f"Build {lib} in the manylinux image of the target, or raise the target "
                                    "if your systems are newer"))
+
+
+_CHECKS = {fn.rule.code: fn for fn in (needed_library_not_found, undefined_symbol, cxx11_abi_mismatch,  # type: ignore[attr-defined]
+                                       cuda_runtime_mismatch, pin_disagrees, system_version_beyond_target)}
+
+
+def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
+    """Every enabled WD2xx rule, without importing the other families' rule modules (start-up)."""
+    return [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
