@@ -11,7 +11,8 @@ The model, step by step (glibc's `dl_open`, simplified where noted):
 2. The extension's DT_NEEDED closure, breadth first. A soname is found, in ld.so's order:
    among the objects already loaded (by soname), then in the requester's DT_RUNPATH (or
    DT_RPATH when there is no RUNPATH) with `$ORIGIN` expanded inside the virtual site (paths
-   that leave it, such as a build machine's `/__w/_temp/.../lib`, do not exist on the target),
+   that leave it, such as a build machine's `/__w/_temp/.../lib`, do not exist on the target;
+   without a RUNPATH, the RPATH of the objects that loaded the requester follows, up the chain),
    then among the target platform's system libraries (the manylinux policy's list, the dynamic
    loader) and the NVIDIA driver's (`libcuda.so.1`: present on a GPU machine, outside Python).
    A soname found nowhere is the first failure (`cannot open shared object file`).
@@ -24,6 +25,9 @@ The model, step by step (glibc's `dl_open`, simplified where noted):
    libpython; glibc; what torch loaded RTLD_GLOBAL) and the extension's closure, including
    what the already loaded objects depend on. Versioned references match by version name.
    System libraries are judged by name through wheeldoc's table and the target's caps.
+
+Each extension object is loaded on its own (as one `dlopen` right after `import torch`), so
+the verdict of one does not depend on the order Python imports them in.
 
 Libraries are read lazily: torch's are read to follow its import; CUDA libraries only when a
 symbol is still unresolved. A symbol that is still unresolved while some library in scope
@@ -130,6 +134,7 @@ class Loader:
             | frozenset(GLIBC_LIBS) | frozenset(manylinux_table()["system_sonames"])
         self.driver_sonames = frozenset(manylinux_table()["driver_sonames"])
         self.torch: TorchImport | None = None
+        self.loader_of: dict[str, Node] = {}  # object -> the object whose DT_NEEDED loaded it
 
     # -- 1. import torch ----------------------------------------------------------------------
     def import_torch(self, roots: list[Entry], global_roots: list[Entry]) -> TorchImport:
@@ -165,6 +170,7 @@ class Loader:
                         continue
                     deps.append(dep.key)
                     if dep.key not in nodes:
+                        self.loader_of.setdefault(dep.key, node)
                         if dep.origin not in ("system", "driver"):
                             dep = replace(dep, how=f"loaded by `import torch` ({dep.how})")
                         nodes[dep.key] = dep
@@ -179,11 +185,13 @@ class Loader:
         walk(roots)
         global_keys = walk(global_roots) if global_roots else []
         self.torch = TorchImport(loaded, edges, global_keys, failures, nodes)
+        self._torch_loaders = dict(self.loader_of)
         return self.torch
 
     # -- 2-4. load one extension object ---------------------------------------------------------
     def load(self, root: Entry) -> LoadResult:
         torch = self.torch or TorchImport({}, {}, [], [], {})
+        self.loader_of = dict(getattr(self, "_torch_loaders", {}))  # each root: its own dlopen
         result = LoadResult(root.path)
         loaded = dict(torch.loaded)
         nodes = dict(torch.nodes)
@@ -207,6 +215,7 @@ class Loader:
                         continue
                     deps.append(dep.key)
                     if dep.key not in nodes:
+                        self.loader_of.setdefault(dep.key, node)
                         nodes[dep.key] = dep
                         loaded[soname] = dep
                         if dep.origin in ("extension", "torch"):
@@ -236,24 +245,39 @@ class Loader:
         searched: list[str] = []
         if "/" in soname:  # a path in DT_NEEDED: used as it is, relative to the working directory
             return None, ()
-        dirs = info.runpath if info is not None and info.runpath else (info.rpath if info is not None else ())
-        kind = "RUNPATH" if info is not None and info.runpath else "RPATH"
-        origin_dir = requester.key.rsplit("/", 1)[0] if "/" in requester.key else ""
-        for raw in dirs:
+        for owner, kind, raw in self._search_path(requester, info):
             if not raw:
                 continue
-            expanded = raw.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", "/" + origin_dir if origin_dir else "/")
             searched.append(raw)
             if not raw.startswith(("$ORIGIN", "${ORIGIN}")):
                 continue  # an absolute build-machine path: not on the target
+            origin_dir = owner.key.rsplit("/", 1)[0] if "/" in owner.key else ""
+            expanded = raw.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", "/" + origin_dir)
             entry = self.site.find(expanded.lstrip("/"), soname)
             if entry is not None:
-                return self._node(entry, f"{kind} {raw} of {requester.display}"), tuple(searched)
+                return self._node(entry, f"{kind} {raw} of {owner.display}"), tuple(searched)
         if soname in self.system_sonames or soname.startswith("ld-linux"):
             return Node(f"system:{soname}", soname, "system", how=f"system library ({self.target.label})"), tuple(searched)
         if soname in self.driver_sonames:
             return Node(f"driver:{soname}", soname, "driver", how="the NVIDIA driver (outside Python)"), tuple(searched)
         return None, tuple(searched)
+
+    def _search_path(self, requester: Node, info) -> list[tuple[Node, str, str]]:
+        """(owner, "RUNPATH"/"RPATH", directory) in ld.so's order: the requester's RUNPATH alone
+        when it has one; else its RPATH, then the RPATH of the object that loaded it, and so
+        on up (objects with a RUNPATH have their RPATH ignored)."""
+        if info is not None and info.runpath:
+            return [(requester, "RUNPATH", d) for d in info.runpath]
+        out: list[tuple[Node, str, str]] = []
+        node, seen = requester, set()
+        while node is not None and node.key not in seen:
+            seen.add(node.key)
+            entry = self.site.files.get(node.key)
+            node_info = info if node is requester else (self.site.elf(entry) if entry is not None else None)
+            if node_info is not None and not node_info.runpath:
+                out += [(node, "RPATH", d) for d in node_info.rpath]
+            node = self.loader_of.get(node.key)
+        return out
 
     def _node(self, entry: Entry, how: str) -> Node:
         return Node(entry.path, self._soname(entry), entry.origin, entry.package, how, entry.placeholder)
