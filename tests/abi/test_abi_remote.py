@@ -26,7 +26,7 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         type(self).hits.append(self.path)
         super().do_GET()
 

@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoc.data.abi_tables import (cuda_packages, manylinux_table, policy_for_tag, split_version,
-                                      system_names, system_target, vkey)
+from wheeldoc.data.abi_tables import (
+    cuda_packages,
+    manylinux_table,
+    policy_for_tag,
+    split_version,
+    system_names,
+    system_target,
+    vkey,
+)
 
 
 def test_manylinux_2_28_caps_match_auditwheel():

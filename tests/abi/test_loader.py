@@ -19,7 +19,6 @@ HIDDEN = 2
 def table(defined=(), undefined=(), weak_undefined=(), hidden=(), versions=()) -> SymbolTable:
     """Defined and undefined symbols; `versions` maps a name to (version index, name, file)."""
     names, info, other, shndx, versym = [""], [0], [0], [0], [0]
-    index = {}
     for name in defined:
         names.append(name), info.append(GLOBAL_FUNC), other.append(0), shndx.append(12)
     for name in hidden:
@@ -35,7 +34,7 @@ def table(defined=(), undefined=(), weak_undefined=(), hidden=(), versions=()) -
         if ver and (ver[0], ver[1], ver[2]) not in entries:
             entries.append((ver[0], ver[1], ver[2]))
     versym = versym[1:]
-    pack = lambda values: array.array("H", values).tobytes()  # noqa: E731 (little-endian host)
+    pack = lambda values: array.array("H", values).tobytes()
     return SymbolTable(tuple(names), bytes(info), bytes(other), pack(shndx),
                        pack(versym) if versions else b"", tuple(entries))
 

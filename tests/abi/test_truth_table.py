@@ -117,7 +117,7 @@ def test_truth_table(cli, real, capsys):
     with capsys.disabled():
         print("\n| torchvision | torch | dlopen | wheeldoc (wheel) | wheeldoc (uv) | pin | naive torch/lib |")
         for r in rows:
-            yes = lambda b: "loads" if b else "fails"  # noqa: E731
+            yes = lambda b: "loads" if b else "fails"
             print(f"| {r[0]} | {r[1]} | {yes(r[2])} | {yes(r[3])} | {yes(r[4])} | {yes(r[5])} | {yes(r[6])} |")
         print(json.dumps({"wheeldoc": wheeldoc_right, "pins": pins_right, "naive": naive_right}))
     assert wheeldoc_right == 6

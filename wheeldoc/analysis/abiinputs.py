@@ -46,8 +46,7 @@ def environment(python: str | None, site_packages: str | None) -> Environment:
 
 
 def extension_side(arg: str, env_factory) -> Side:
-    from wheeldoc.sources.wheel import (InstalledDistribution, SingleFile, WheelArchive, find_distribution,
-                                        open_source)
+    from wheeldoc.sources.wheel import InstalledDistribution, SingleFile, WheelArchive, find_distribution, open_source
 
     if os.path.exists(arg):
         source = open_source(arg)

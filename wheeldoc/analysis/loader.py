@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from wheeldoc.analysis.abisite import Entry, Site, defines
 from wheeldoc.data.abi_tables import GLIBC_LIBS, SystemTarget, manylinux_table, split_version, system_names

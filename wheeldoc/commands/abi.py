@@ -59,8 +59,6 @@ def _run(args: argparse.Namespace) -> int:
         return emit(report, settings)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    finally:
-        pass
     try:
         return _emit(report, facts, settings, args.torch or "(environment)")
     finally:
@@ -71,8 +69,14 @@ def _run(args: argparse.Namespace) -> int:
 def _analyze(args, settings, ext, options, cache, env, torch_side=None):
     """Build the torch side (unless given) and the CUDA plan, then run the model."""
     from wheeldoc.analysis import abiinputs as inputs
-    from wheeldoc.analysis.abifacts import (CudaPlan, analyze, cuda_requirements, plan_from_index,
-                                            plan_from_metadata, python_version)
+    from wheeldoc.analysis.abifacts import (
+        CudaPlan,
+        analyze,
+        cuda_requirements,
+        plan_from_index,
+        plan_from_metadata,
+        python_version,
+    )
     from wheeldoc.analysis.abifetch import fetch, lock, wheels_dir
     from wheeldoc.data.abi_tables import system_target
     from wheeldoc.sources.environment import marker_environment
@@ -112,8 +116,8 @@ def _emit(report, facts, settings, torch_arg: str) -> int:
     from wheeldoc.commands.abi_view import extension_records, sections
     from wheeldoc.commands.common import emit
     from wheeldoc.engine import Context, finalize
-    from wheeldoc.rules.abi import run as run_abi_rules
     from wheeldoc.model import Finding, Location, Severity
+    from wheeldoc.rules.abi import run as run_abi_rules
 
     report.inputs.append(torch_arg)
     ctx = Context(settings.target, settings.selection)

@@ -20,9 +20,9 @@ def run_range(args, settings, ext, options, cache, report) -> int:
     from wheeldoc.commands.abi_view import first_failure
     from wheeldoc.commands.common import emit
     from wheeldoc.engine import Context, finalize, input_error_finding
-    from wheeldoc.rules.abi import run as run_abi_rules
     from wheeldoc.errors import InputError
     from wheeldoc.model import Severity
+    from wheeldoc.rules.abi import run as run_abi_rules
 
     report.inputs.append(args.torch)
     releases = offered(args.torch, options, python_version=uv_python(ext, settings),

@@ -3,7 +3,7 @@ by library and namespace, where the CUDA libraries came from; and the JSON recor
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from wheeldoc.render.text import Lines
 

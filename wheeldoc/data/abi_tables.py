@@ -13,10 +13,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Mapping
 
 FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI", "GCC")
 GLIBC_LIBS = ("libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1",

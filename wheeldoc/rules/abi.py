@@ -8,7 +8,7 @@ Messages state facts and name the libraries; the binary decides, not the label o
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from wheeldoc.analysis.abifacts import AbiFacts, ref_flavour
 from wheeldoc.analysis.loader import torch_owned
@@ -35,14 +35,12 @@ def _finding(code: str, facts: AbiFacts, library: str | None, message: str, *, e
 
 
 def _where(facts: AbiFacts, library: str | None) -> tuple[str, str | None]:
-    """The extension input's path, and the member inside it when it is an archive or a tree."""
-    for source, _ in facts.extension.sources:
-        if library is not None and source.member(library) is not None and source.path != library:
-            import os
+    """The extension input's path, and the member inside it (for a wheel, a tree, a dist-info)."""
+    from wheeldoc.sources.wheel import SingleFile
 
-            if os.path.isfile(source.path) and os.path.basename(source.path) == library:
-                return source.path, None
-            return source.path, library
+    for source, _ in facts.extension.sources:
+        if library is not None and source.member(library) is not None:
+            return source.path, None if isinstance(source, SingleFile) else library
     return facts.extension.label, None
 
 
@@ -132,12 +130,8 @@ def needed_library_not_found(facts: AbiFacts, ctx: Context) -> Iterator[Finding]
             else:
                 fix = Fix(f"Vendor {m.soname} into the wheel (auditwheel repair) or install the package "
                           "that provides it")
-            yield _finding("WD201", facts, _root_of(facts, m.needed_by), msg + _provider_hint(facts, m.soname),
+            yield _finding("WD201", facts, m.needed_by, msg + _provider_hint(facts, m.soname),
                            fix=fix, needed=m.soname, needed_by=m.needed_by)
-
-
-def _root_of(facts: AbiFacts, library: str) -> str:
-    return library
 
 
 def _provider_hint(facts: AbiFacts, soname: str) -> str:
@@ -233,7 +227,7 @@ def _symbol_finding(facts: AbiFacts, u, library: str) -> Finding:
     return _finding("WD202", facts, library, msg, fix=fix, at_symbol=demangled, demangled=demangled, version=u.version, namespace=namespace,
                     relative=({"symbol": rel.symbol, "demangled": rel.demangled, "library": rel.library,
                                "change": rel.change} if rel else None),
-                    **{"symbol": u.symbol})
+                    symbol=u.symbol)
 
 
 # -- WD203 ----------------------------------------------------------------------------------------
