@@ -79,6 +79,7 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
     )
     from wheeldoc.analysis.abifetch import fetch, lock, wheels_dir
     from wheeldoc.data.abi_tables import system_target
+    from wheeldoc.errors import InputError
     from wheeldoc.sources.environment import marker_environment
 
     site_dirs = None
@@ -87,8 +88,16 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             e = env()
             torch_side, site_dirs = inputs.torch_from_environment(e), list(e.site_packages)
         elif inputs.is_requirement(args.torch):
-            picked = lock([args.torch], options, python_version=uv_python(ext, settings),
-                          python_platform=uv_platform(ext))
+            try:
+                picked = lock([args.torch], options, python_version=uv_python(ext, settings),
+                              python_platform=uv_platform(ext))
+            except InputError as e:
+                if "+" in args.torch and not options.given:  # torch==2.11.0+cu130: not on PyPI
+                    local = args.torch.rsplit("+", 1)[1]
+                    raise InputError(e.path, f"{e.message} (local builds such as +{local} are on the PyTorch "
+                                     f"index: add --torch-backend {local} or --index-url "
+                                     f"https://download.pytorch.org/whl/{local})") from None
+                raise
             if not picked:
                 raise ValueError(f"uv found no wheel for {args.torch}")
             path = fetch(picked[0], wheels_dir())
