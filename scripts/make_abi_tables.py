@@ -8,7 +8,7 @@
   auditwheel's `manylinux-policy.json` (read from the auditwheel wheel given, never unpacked);
   plus the libstdc++ release table (GLIBCXX -> CXXABI and libgcc_s GCC_ versions) from the
   libstdc++ manual's ABI history, used for an explicit `--libstdcxx`.
-- `system_symbols.json.gz`: the names glibc, libstdc++ and libgcc_s export, each under the
+- `system_symbols.json.gz`: the names glibc, libstdc++, libgcc_s and zlib export, each under the
   oldest symbol version that defines it, read from this machine's libraries (a reference
   system; the analyzer never judges a target by the host: it keeps a name only when its version
   is within the target's caps).
@@ -54,6 +54,7 @@ SYSTEM_LIBS = {
     "ld-linux-x86-64.so.2": "/lib64/ld-linux-x86-64.so.2",
     "libstdc++.so.6": "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
     "libgcc_s.so.1": "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+    "libz.so.1": "/lib/x86_64-linux-gnu/libz.so.1",  # in every manylinux policy's library list
 }
 _SONAME = re.compile(r"^lib[^/]*\.so(\.\d+)*$|^[^/]*\.so\.\d+$")
 

@@ -77,6 +77,7 @@ def test_system_names_carry_their_oldest_version():
     assert names["libc.so.6"]["memcpy"] == "GLIBC_2.2.5"
     assert names["libstdc++.so.6"]["__cxa_throw"] == "CXXABI_1.3"
     assert names["libgcc_s.so.1"]["_Unwind_Resume"] == "GCC_3.0"
+    assert "crc32" in names["libz.so.1"]  # a library every manylinux policy assumes
 
 
 def test_cuda_table_lists_the_cu13_libraries():
