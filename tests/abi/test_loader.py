@@ -183,3 +183,12 @@ def test_driver_libraries_are_present_but_unread(soname):
     result = run(files, "a.so")
     assert not result.missing_libraries and result.closure[-1].origin == "driver"
     assert [(u.symbol, u.status) for u in result.unresolved] == [("cuInit", "unverified")]
+
+
+def test_versioned_reference_to_a_system_library_outside_the_four_families():
+    refs = table(undefined=["inflateReset2", "inflateMadeUp"],
+                 versions={"inflateReset2": (2, "ZLIB_1.2.3.4", "libz.so.1"),
+                           "inflateMadeUp": (2, "ZLIB_1.2.3.4", "libz.so.1")})
+    files = {"a.so": ("extension", elf("a", needed=["libz.so.1"], symbols=refs))}
+    result = run(files, "a.so")
+    assert [(u.symbol, u.status) for u in result.unresolved] == [("inflateMadeUp", "missing")]

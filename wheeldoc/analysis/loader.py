@@ -328,6 +328,7 @@ class Loader:
     # -- 4. symbols ------------------------------------------------------------------------------
     def _check_symbols(self, result: LoadResult, checked: list[Node], scope: list[Node]) -> None:
         refs: dict[tuple[str, str | None], list[str]] = {}
+        ref_files: dict[tuple[str, str | None], str] = {}  # versioned references: the file named
         for node in checked:
             info = self.site.elf(self.site.files[node.key])
             if info is None:
@@ -337,6 +338,8 @@ class Loader:
                     continue
                 version = sym.version.name if sym.version is not None else None
                 refs.setdefault((sym.name, version), []).append(node.key)
+                if sym.version is not None and sym.version.library:
+                    ref_files[(sym.name, version)] = sym.version.library
         result.references = {name: tuple(libs) for (name, _), libs in refs.items()}
         pending = dict(refs)
         failed_versions = {(v.library, v.version) for v in result.version_failures}
@@ -356,6 +359,9 @@ class Loader:
             elif version is not None and split_version(version):
                 if any((lib, version) in failed_versions for lib in libs) or self.target.allows(version) is not False:
                     done.append((name, version))  # judged by version name (failures reported above)
+            elif version is not None and name in names.get(ref_files.get((name, version), ""), {}) \
+                    and ref_files[(name, version)] in sonames_in_scope:
+                done.append((name, version))  # zlib's ZLIB_1.2.3.4 and the like: a system library's name
             elif version is None:
                 for soname in sonames_in_scope:
                     oldest = names.get(soname, {}).get(name)
