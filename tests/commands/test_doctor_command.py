@@ -40,9 +40,9 @@ def rules(doc) -> set[str]:
 
 @pytest.mark.parametrize("name,verdict,codes,exit_code", [
     ("cuda-ok", "healthy", {"WD305"}, 0),
-    ("cpu-torch", "broken", {"WD501"}, 1),
+    ("cpu-torch", "broken", {"WD501", "WD201", "WD204", "WD205"}, 1),  # the ABI model agrees
     ("cpu-only", "broken", {"WD501"}, 1),  # --gpu h200 is CUDA wanted
-    ("mismatch", "broken", {"WD502", "WD503", "WD508", "WD305"}, 1),
+    ("mismatch", "broken", {"WD502", "WD503", "WD508", "WD305", "WD205"}, 1),
     ("duplicates", "degraded", {"WD506", "WD305"}, 1),
 ])
 def test_fixture_verdicts(cli, name, verdict, codes, exit_code):
@@ -57,28 +57,36 @@ def test_fixture_verdicts(cli, name, verdict, codes, exit_code):
 
 def test_cpu_torch_names_the_missing_library_and_the_pin(cli):
     _, doc = doctor(cli, "cpu-torch", *H200)
-    (f,) = doc["findings"]
+    assert doc["doctor"]["root_cause"]["rule"] == "WD501"
+    (f,) = [f for f in doc["findings"] if f["rule"] == "WD501"]
     assert f["path"].endswith("torch/version.py") and "cuda = None" in f["message"]
     assert f["data"]["missing"] == {"torchvision/_C.so": ["libc10_cuda.so"]}
     assert any("requires torch==2.13.0, which 2.13.0+cpu satisfies" in e for e in f["evidence"])
     assert f["fix"]["command"].endswith("torch==2.13.0+cu130 --index-url https://download.pytorch.org/whl/cu130")
     assert doc["doctor"]["reason"].startswith("torch 2.13.0+cpu is a CPU-only build")
+    # the consequence, from the ABI analyzer's loader model on the same files
+    (x,) = doc["abi"]["extensions"]
+    assert x["library"] == "torchvision/_C.so" and x["verdict"] == "fails" and x["detail"] == "not found: libc10_cuda.so, libcudart.so.13"
+    wd201 = [f for f in doc["findings"] if f["rule"] == "WD201"]
+    assert {f["path"].rsplit("site-packages/", 1)[1] for f in wd201} == {"torchvision/_C.so"}
+    assert any("libc10_cuda.so" in f["message"] for f in wd201)
 
 
 def test_consistent_cpu_environment_without_a_gpu_is_healthy(cli):
     res, doc = doctor(cli, "cpu-only", "--driver", "none")
     assert doc["verdict"] == "healthy" and rules(doc) == {"WD507"} and res.code == 0
-    assert doc["machine"]["no_driver"] is True and doc["libraries"] == []
+    assert doc["machine"]["no_driver"] is True and doc["kernels"] == []
 
 
 def test_text_report_groups_findings_by_severity(cli):
     res, _ = doctor(cli, "mismatch", *H200, fmt="text")
     out = res.out
     first = out.splitlines()[1]
+    assert "torchvision/_C.so                                loads" in out
     assert first.startswith("BROKEN — torch 2.11.0+cu130 requires 1 CUDA runtime package") and "(WD502)" in first
     positions = [out.index(h) for h in ("Environment", "Machine (from the flags)", "Extensions linking torch",
                                         "GPU code on h200", "Coverage:", "Errors (3)", "Warnings (2)",
-                                        "Information (1)", "Found 6 findings")]
+                                        "Information (2)", "Found 7 findings")]
     assert positions == sorted(positions)
     assert res.err == ""  # no progress bar off a terminal
 
@@ -142,7 +150,7 @@ def test_host_without_driver_is_a_fact(cli, monkeypatch):
     assert "WD507" in codes and "WD505" in codes  # the host's LD_LIBRARY_PATH is read
     (f,) = [f for f in doc["findings"] if f["rule"] == "WD507"]
     assert f["severity"] == "info" and "no NVIDIA kernel module loaded" in f["message"]
-    assert doc["libraries"][0]["load"] is None  # no GPU: coverage only
+    assert doc["kernels"][0]["load"] is None  # no GPU: coverage only
 
 
 def test_host_with_a_gpu_is_the_target(cli, monkeypatch):
@@ -155,7 +163,7 @@ def test_host_with_a_gpu_is_the_target(cli, monkeypatch):
     _, doc = doctor(cli, "cuda-ok")
     assert doc["target"]["gpu"] == {"name": "h200", "compute_capability": "9.0", "arch": "sm_90"}
     assert doc["target"]["driver"]["version"] == "580.159.04" and doc["verdict"] == "healthy"
-    assert doc["libraries"][0]["load"]["verdict"] == "native"
+    assert doc["kernels"][0]["load"]["verdict"] == "native"
     # a flag overrides the host: the same command answers for another machine
     _, doc = doctor(cli, "cuda-ok", "--driver", "575.57.08", "--gpu", "gb10")
     assert doc["machine"]["source"] == "flags" and "WD504" in rules(doc)
@@ -208,15 +216,15 @@ def test_warm_run_reads_one_cache_entry_and_notices_a_changed_file(cli, tmp_path
     warm = json.loads(cli("doctor", "--site-packages", site, *H200, "--format", "json").out)
     assert cold["environment"]["cache"] == {"cache_hits": 0, "cache_misses": 6, "composite_hit": False}
     assert warm["environment"]["cache"]["composite_hit"] is True
-    assert warm["findings"] == cold["findings"] and warm["libraries"] == cold["libraries"]
+    assert warm["findings"] == cold["findings"] and warm["kernels"] == cold["kernels"]
     # a library replaced after installation (same RECORD) gets a new key: read again, the rest cached
     lib = Path(site) / "torch/lib/libtorch_cuda.so"
     shutil.copyfile(ROOT / "fixtures/kernels/libptxonly.so", lib)
     again = json.loads(cli("doctor", "--site-packages", site, *H200, "--format", "json").out)
     assert again["environment"]["cache"] == {"cache_hits": 5, "cache_misses": 1, "composite_hit": False}
-    assert again["libraries"][0]["load"]["verdict"] == "jit"
+    assert again["kernels"][0]["load"]["verdict"] == "jit"
     nocache = json.loads(cli("doctor", "--site-packages", site, *H200, "--format", "json", "--no-cache").out)
-    assert nocache["environment"]["cache"]["cache_misses"] == 6 and nocache["libraries"] == again["libraries"]
+    assert nocache["environment"]["cache"]["cache_misses"] == 6 and nocache["kernels"] == again["kernels"]
 
 
 # -- the real environments, built from the real wheels (slow) -------------------------------------
@@ -261,8 +269,9 @@ def test_real_cuda_torch_with_matching_torchvision_is_healthy(healthy_prefix, tm
     assert cold.returncode == 0 and warm.returncode == 0
     e = doc["environment"]
     assert e["torch"]["version"] == "2.14.1+cu130" and e["torch"]["cuda"] == "13.0"
-    assert e["libraries_with_gpu_code"] >= 20
-    loads = {x["library"].rsplit("/", 1)[-1]: x["load"] for x in doc["libraries"]}
+    assert e["libraries_with_gpu_code"] >= 20 and doc["abi"]["checked"] == 2
+    assert all(x["verdict"] == "loads" for x in doc["abi"]["extensions"]), doc["abi"]
+    loads = {x["library"].rsplit("/", 1)[-1]: x["load"] for x in doc["kernels"]}
     assert loads["libtorch_cuda.so"]["verdict"] == "native"
     capped = [f for f in doc["findings"] if "severity_capped_from" in f["data"]]
     assert capped and all(f["data"]["package"].startswith("nvidia-") for f in capped)
@@ -286,3 +295,6 @@ def test_real_cpu_torch_with_cuda_torchvision_is_broken(broken_prefix):
     text = run_subprocess("doctor", "--site-packages", str(site), *H200).out
     assert text.splitlines()[1].startswith("BROKEN — torch 2.13.0+cpu is a CPU-only build")
     assert "libc10_cuda.so" in text
+    failing = [x for x in doc["abi"]["extensions"] if x["verdict"] == "fails"]
+    assert {x["library"] for x in failing} >= {"torchvision/_C.so"}
+    assert all(x["detail"].startswith("not found: libc10_cuda.so") for x in failing)

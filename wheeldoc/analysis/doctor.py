@@ -2,7 +2,7 @@
 
     machine, target = host_machine(settings.target)       # or flags_machine(...)
     d = diagnose(location, target, machine, selection=...)  # Diagnosis
-    d.verdict, d.reason, d.findings, d.kernel_loads, d.abi
+    d.findings, d.kernel_rows, d.coverage, d.abi; verdict(findings)
 
 Steps: the distributions and the torch build (sources.environment), the shared objects and
 their GPU code (analysis.envscan, cached by content hash), the WD5xx rules
@@ -27,25 +27,34 @@ from wheeldoc.target import Driver, Gpu, Target
 # The finding that explains a broken environment best comes first: a CPU torch explains the
 # extensions that cannot load, a driver too old explains kernels that fail, and so on.
 ROOT_CAUSE_ORDER = ("WD501", "WD504", "WD502", "WD506", "WD2", "WD503", "WD3", "WD505", "WD508", "WD509", "WD5")
-# Kernel findings a NVIDIA runtime package's library gets at most (see `cap_runtime_findings`).
-RUNTIME_CAP = {"WD303": Severity.INFO, "WD304": Severity.INFO, "WD305": Severity.INFO}
 
 
 @dataclass
 class Diagnosis:
     facts: EnvFacts
     findings: list[Finding]
-    kernel_libraries: list = field(default_factory=list)  # kernelfacts.Library
-    kernel_loads: list = field(default_factory=list)  # kernelfacts.LibraryLoad (with a GPU)
-    coverage: dict | None = None
+    kernel_rows: list = field(default_factory=list)  # envkernels.KernelRow, one per library with GPU code
+    coverage: dict | None = None  # archs, highlight, driver_assumed (the cells are in the rows)
     abi: list = field(default_factory=list)  # envabi.AbiResult
     abi_note: str | None = None  # why the ABI check did not run, when it did not
     timings: dict[str, float] = field(default_factory=dict)
     scan_stats: dict = field(default_factory=dict)
+    scan: object = None  # envscan.Scan (fatbins decoded on demand, e.g. for --list)
+    cache: object = None
 
     @property
     def env(self):
         return self.facts.env
+
+    def libraries(self) -> list:
+        """kernelfacts.Library objects of the rows (decodes their fatbins)."""
+        by_path = {self.facts.fs.where(lib.path): lib for lib in self.env.libraries}
+        out = []
+        for r in self.kernel_rows:
+            lib = make_library(self.facts, self.scan, by_path[r.name], self.cache)
+            if lib is not None:
+                out.append(lib)
+        return out
 
 
 # -- the machine -----------------------------------------------------------------------------
@@ -121,10 +130,12 @@ def diagnose(location: EnvironmentLocation, target: Target, machine: Machine, *,
     env = replace(env, libraries=tuple(scan.libraries), skipped=env.skipped + tuple(scan.skipped))
     t2 = time.perf_counter()
     facts = EnvFacts(env, where or fs.where(location.site_packages[0]), fs, target, machine, image)
+    facts.extra["library_keys"] = scan.keys
     ctx = Context(target, selection)
     findings = run_family("WD5", facts, ctx)
     t3 = time.perf_counter()
     diag = Diagnosis(facts, findings)
+    diag.scan, diag.cache = scan, cache
     diag.scan_stats = {"libraries": len(scan.libraries), "with_gpu_code": len(scan.fatbins),
                        "cache_hits": scan.cache_hits, "cache_misses": scan.cache_misses,
                        "composite_hit": scan.composite_hit, "bytes_read": scan.bytes_read}
@@ -154,37 +165,66 @@ def _abi(diag: Diagnosis, ctx: Context, cache) -> None:
 
 
 def _kernels(diag: Diagnosis, scan, ctx: Context, cache) -> None:
-    from wheeldoc.analysis.kernelfacts import DEFAULT_ARCHS, Library, cc_of, coverage_cell, predict_library
+    from wheeldoc.analysis.envkernels import cap_runtime_findings, rows_for
+    from wheeldoc.analysis.kernelfacts import DEFAULT_ARCHS, cc_of
 
     facts = diag.facts
-    target = facts.target
-    libs = []
-    for lib in facts.env.gpu_libraries:
-        fb = scan.fatbins.get(lib.path)
-        if fb is None or not any(e.kind in ("cubin", "ptx") for e in fb.entries):
-            continue
-        name = facts.fs.where(lib.path)
-        libs.append(Library(name, facts.rel(lib.path), name, None, facts.where, fb,
-                            _embedded_finder(facts.fs, lib.path, cache, scan.keys.get(lib.path))))
-    diag.kernel_libraries = libs
-    gpu, driver = target.gpu, target.driver
-    isa = driver.ptx_isa if driver is not None else None
-    cuda = driver.cuda if driver is not None else None
-    owners = {facts.fs.where(lib.path): lib.distribution for lib in facts.env.libraries}
-    if gpu is not None and not facts.machine.no_driver:
-        raw: list[Finding] = []
-        for lib in libs:
-            load = predict_library(lib, (gpu.major, gpu.minor), isa, cuda, gpu.arch)
-            diag.kernel_loads.append(load)
-            raw.extend(run_family("WD3", load, ctx))
-        diag.findings.extend(cap_runtime_findings(raw, diag.kernel_loads, owners))
+    gpu = facts.target.gpu
     archs = list(DEFAULT_ARCHS)
     if gpu is not None and gpu.arch not in archs:
         archs = sorted(archs + [gpu.arch], key=cc_of)
-    diag.coverage = {
-        "archs": archs, "highlight": gpu.arch if gpu is not None else None, "driver_assumed": driver is None,
-        "rows": [(lib, [coverage_cell(predict_library(lib, cc_of(a), isa, cuda, a)) for a in archs])
-                 for lib in libs]}
+    rows = rows_for(facts, scan, archs, cache, lambda lib: make_library(facts, scan, lib, cache))
+    diag.kernel_rows = rows
+    diag.findings.extend(cap_runtime_findings([f for r in rows for f in r.findings], rows))
+    diag.coverage = {"archs": archs, "highlight": gpu.arch if gpu is not None else None,
+                     "driver_assumed": facts.target.driver is None}
+
+
+def make_library(facts: EnvFacts, scan, lib, cache):
+    """The kernelfacts.Library of one shared object (its fatbin decoded now); None without a
+    cubin or PTX."""
+    from wheeldoc.analysis.kernelfacts import Library
+
+    fb = scan.fatbin(lib.path)
+    if fb is None or not any(e.kind in ("cubin", "ptx") for e in fb.entries):
+        return None
+    name = facts.fs.where(lib.path)
+    return Library(name, facts.rel(lib.path), name, None, facts.where, fb,
+                   _embedded_finder(facts.fs, lib.path, cache, scan.keys.get(lib.path)))
+
+
+def coverage_cells(lib, archs: list[str], isa, cuda) -> list[dict]:
+    """`kernelfacts.coverage_cell(predict_library(lib, arch))` for every arch, with each
+    distinct container (its entries' kind, arch, suffix, ISA, concat) predicted once: cuBLASLt's
+    2,782 containers have a few dozen distinct ones, cuFFT's 11,255 embedded ones a few hundred."""
+    from wheeldoc.analysis.kernelfacts import cc_of
+    from wheeldoc.kernels_model import UNSUPPORTED_PTX_VERSION, predict_image
+
+    memo: dict = {}
+
+    def counts(fmt: str, containers, cc) -> dict:
+        n = {"native": 0, "jit": 0, "fail": 0, "ptx_too_new": 0}
+        for c in containers:
+            sig = (fmt, cc, tuple((e.kind, e.sm, e.suffix, tuple(e.code_version), e.parent is not None)
+                                  for e in c.entries))
+            pred = memo.get(sig)
+            if pred is None:
+                p = predict_image(fmt, c.entries, cc, isa, cuda)
+                pred = memo[sig] = (p.verdict, p.cuda_error)
+            n[pred[0]] += 1
+            n["ptx_too_new"] += pred[1] == UNSUPPORTED_PTX_VERSION
+        return n
+
+    out = []
+    for arch in archs:
+        cc = cc_of(arch)
+        n = counts(lib.fatbin.format, lib.containers, cc)
+        if lib.fatbin.format == "elf" and not (n["native"] or n["jit"]) and lib.embedded():
+            n = counts("elf", [c for _, c in lib.embedded()], cc)
+        mode = ("native+jit" if n["native"] and n["jit"] else "native" if n["native"] else "jit" if n["jit"]
+                else "ptx-too-new" if n["ptx_too_new"] else "none")
+        out.append({"mode": mode, "native": n["native"], "jit": n["jit"], "fail": n["fail"]})
+    return out
 
 
 def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Callable:
@@ -218,39 +258,6 @@ def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Calla
     return find
 
 
-def cap_runtime_findings(findings: list[Finding], loads: list, owners: Mapping[str, str | None]) -> list[Finding]:
-    """Kernel findings on the libraries of NVIDIA's CUDA runtime packages (nvidia-cublas,
-    nvidia-cudnn-cu13, …), capped: JIT-only, partial coverage and fast paths elsewhere are how
-    those libraries are built (they pick among per-architecture kernels at run time) and become
-    information; a library with no code for the GPU is information too when another library of
-    the same package runs on it (cuFFTW's own sm_75 container beside cuFFT's kernels). Every
-    other library keeps the severity its rule gives."""
-    from wheeldoc.torchbuild import is_cuda_library
-
-    runs = {}
-    for load in loads:
-        pkg = owners.get(load.library.name)
-        if load.verdict != "fail":
-            runs.setdefault(pkg, []).append(load.library.name)
-    out = []
-    for f in findings:
-        pkg = owners.get(f.location.path)
-        if pkg and is_cuda_library(pkg) and f.severity > Severity.INFO:
-            cap = RUNTIME_CAP.get(f.rule)
-            sibling = [n for n in runs.get(pkg, ()) if n != f.location.path]
-            if cap is None and f.rule == "WD301" and sibling:
-                cap = Severity.INFO
-            if cap is not None and cap < f.severity:
-                why = (f"{f.severity.label} lowered to {cap.label}: a library of NVIDIA's {pkg} package, which picks "
-                       "among per-architecture kernels at run time")
-                if f.rule == "WD301":
-                    why += f"; {sibling[0].rsplit('/', 1)[-1]} of the same package runs on this GPU"
-                f = Finding(f.rule, f.title, cap, f.location, f.message, (*f.evidence, why), f.fix,
-                            {**f.data, "severity_capped_from": f.severity.label, "package": pkg})
-        out.append(f)
-    return out
-
-
 # -- the verdict -------------------------------------------------------------------------------
 
 def verdict(findings: list[Finding], input_errors: int = 0) -> tuple[str, Finding | None]:
@@ -268,3 +275,18 @@ def verdict(findings: list[Finding], input_errors: int = 0) -> tuple[str, Findin
 
     root = min(candidates, key=rank)
     return ("broken" if level >= Severity.ERROR else "degraded"), root
+
+
+def finding_from_dict(d: dict) -> Finding:
+    """A finding back from its JSON form (render.json.finding_to_dict): what the caches store."""
+    from wheeldoc.model import Edit, Fix, Location
+
+    fix = None
+    if d["fix"] is not None:
+        x = d["fix"]
+        fix = Fix(x["title"], x["applicability"], x["command"],
+                  tuple(Edit(e["path"], e["line"], e["content"], e["action"], e["end_line"]) for e in x["edits"]),
+                  x["text"])
+    return Finding(d["rule"], d["title"], Severity.parse(d["severity"]),
+                   Location(d["path"], d["line"], d["end_line"], d["member"], d["section"], d["symbol"]),
+                   d["message"], tuple(d["evidence"]), fix, d["data"])

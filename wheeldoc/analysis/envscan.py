@@ -36,13 +36,24 @@ Progress = Callable[[str, int, int, int], None]  # (path, bytes done, bytes tota
 @dataclass
 class Scan:
     libraries: list[SharedLibrary] = field(default_factory=list)
-    fatbins: dict[str, Fatbin] = field(default_factory=dict)  # path -> fatbin (GPU code only)
+    fatbins: dict[str, dict] = field(default_factory=dict)  # path -> encoded fatbin (see `fatbin`)
     keys: dict[str, str] = field(default_factory=dict)  # path -> cache key (content hash based)
     skipped: list[SkippedFile] = field(default_factory=list)
     cache_hits: int = 0
     cache_misses: int = 0
     composite_hit: bool = False
     bytes_read: int = 0  # sizes of the libraries read (not from the cache)
+    where: dict[str, str] = field(default_factory=dict)
+    _decoded: dict[str, Fatbin] = field(default_factory=dict)
+
+    def fatbin(self, path: str) -> Fatbin | None:
+        """The fatbin headers of a library with GPU code, decoded on first use."""
+        fb = self._decoded.get(path)
+        if fb is None and path in self.fatbins:
+            from wheeldoc.analysis.kernelfacts import decode_fatbin
+
+            fb = self._decoded[path] = decode_fatbin(self.fatbins[path], self.where[path], None)
+        return fb
 
 
 def record_digests(dist: Distribution) -> dict[str, str]:
@@ -200,8 +211,6 @@ def _read(fs: FileSystem, path: str) -> dict:
 def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | None, fs: FileSystem) -> None:
     if value is None:
         return
-    from wheeldoc.analysis.kernelfacts import decode_fatbin
-
     fmt = value["format"]
     kind = library_kind(path)
     if fmt != "elf":
@@ -210,5 +219,9 @@ def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | N
     lib = SharedLibrary(path, owner, kind, size, vendored, "elf", tuple(value["needed"]), value["soname"],
                         tuple(value["rpath"]), tuple(value["runpath"]), tuple(value["gpu"]))
     if value["fatbin"] is not None:
-        out.fatbins[path] = decode_fatbin(value["fatbin"], fs.where(path), None)
+        doc = value["fatbin"]
+        if not isinstance(doc, dict) or not isinstance(doc.get("containers"), list):
+            raise ValueError("not an encoded fatbin")
+        out.fatbins[path] = doc
+        out.where[path] = fs.where(path)
     out.libraries.append(lib)

@@ -79,27 +79,25 @@ def _run(args: argparse.Namespace) -> int:
 def fill_report(report, diag, settings, args):
     """The findings (finalized), the skipped files and the JSON records of one diagnosis."""
     from wheeldoc.commands.doctor_view import abi_record, environment_record, machine_record
-    from wheeldoc.commands.kernels_view import entry_record, library_record
+    from wheeldoc.commands.kernels_view import entry_record
     from wheeldoc.engine import finalize
     from wheeldoc.model import Skipped
 
     report.skipped.extend(Skipped(s.path, s.reason) for s in diag.env.skipped)
     finalize(report, diag.findings, settings.selection)
     if settings.fmt != "text":
-        loads = {x.library.name: x for x in diag.kernel_loads}
         report.extra["environment"] = environment_record(diag)
         report.extra["machine"] = machine_record(diag)
         report.extra["abi"] = abi_record(diag)
-        report.extra["libraries"] = [library_record(lib, loads.get(lib.name)) for lib in diag.kernel_libraries]
+        report.extra["kernels"] = [r.record() for r in diag.kernel_rows]
         cov = diag.coverage
         if cov is not None:
             report.extra["coverage"] = {
                 "archs": cov["archs"], "highlight": cov["highlight"], "driver_assumed": cov["driver_assumed"],
-                "libraries": [{"library": lib.name, "cells": dict(zip(cov["archs"], cells))}
-                              for lib, cells in cov["rows"]]}
+                "libraries": [{"library": r.short, "cells": dict(zip(cov["archs"], r.cells))}
+                              for r in diag.kernel_rows]}
         if getattr(args, "list", False):
-            report.extra["entries"] = [entry_record(lib, e) for lib in diag.kernel_libraries
-                                       for e in lib.fatbin.entries]
+            report.extra["entries"] = [entry_record(lib, e) for lib in diag.libraries() for e in lib.fatbin.entries]
         report.extra["timings"] = {k: round(v, 4) for k, v in diag.timings.items()}
     return report
 
@@ -123,6 +121,7 @@ def emit_diagnosis(report, settings, diag, args) -> int:
         if getattr(args, "list", False):
             from wheeldoc.commands.kernels_view import display_names, listing_section
 
-            sections.append(listing_section(diag.kernel_libraries, display_names(diag.kernel_libraries)))
+            libs = diag.libraries()
+            sections.append(listing_section(libs, display_names(libs)))
     sections.append(findings_section(report.findings))
     return render_text(report, settings, sections)

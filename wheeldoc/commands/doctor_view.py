@@ -29,7 +29,8 @@ def _mib(n: int) -> str:
 def reason_text(verdict: str, root: Finding | None, findings: list[Finding]) -> str:
     if verdict == "healthy":
         infos = sum(f.severity == Severity.INFO for f in findings)
-        return "nothing at warning or error level" + (f" ({infos} notes below)" if infos else "")
+        return "nothing at warning or error level" + (f" ({infos} note{'s' if infos != 1 else ''} below)"
+                                                      if infos else "")
     if verdict == "unknown":
         return "an input could not be read"
     assert root is not None
@@ -64,7 +65,7 @@ def environment_record(d: Diagnosis) -> dict:
                        for n in ("torchvision", "torchaudio", "triton", "vllm", "flashinfer-python", "flash-attn",
                                  "xformers") if n in facts.installed],
         "duplicates": sorted(env.duplicates),
-        "libraries": d.scan_stats.get("libraries", 0), "libraries_with_gpu_code": len(d.kernel_libraries),
+        "libraries": d.scan_stats.get("libraries", 0), "libraries_with_gpu_code": len(d.kernel_rows),
         "cache": {k: d.scan_stats[k] for k in ("cache_hits", "cache_misses", "composite_hit") if k in d.scan_stats},
     }
 
@@ -134,7 +135,7 @@ def environment_section(d: Diagnosis) -> Callable[[Lines], None]:
         cache = "from the cache" if s.get("composite_hit") else \
             f"{s.get('cache_misses', 0)} read, {s.get('cache_hits', 0)} cached ({_mib(s.get('bytes_read', 0))} read)"
         out.add(f"  files        {len(env.distributions)} distributions, {s.get('libraries', 0)} shared objects "
-                f"({len(d.kernel_libraries)} with GPU code, {len(env.torch_linked)} linking torch); {cache}")
+                f"({len(d.kernel_rows)} with GPU code, {len(env.torch_linked)} linking torch); {cache}")
         out.add()
 
     return section
@@ -152,7 +153,8 @@ def machine_section(d: Diagnosis) -> Callable[[Lines], None]:
             out.add("  driver       ", ("none", "yellow"), (f"  ({why})", "dim"))
         else:
             drv = target.driver
-            out.add("  driver       " + (f"{drv.version or 'a driver for'} CUDA {drv.cuda_str}" if drv else "not given"))
+            out.add("  driver       " + ((f"{drv.version} (CUDA {drv.cuda_str})" if drv.version else
+                                      f"a driver for CUDA {drv.cuda_str}") if drv else "not given"))
             gpu = target.gpu
             out.add("  GPU          " + (f"{gpu.name} ({gpu.arch})" if gpu else "not given (no kernel verdicts)"))
         lp = m.library_path
@@ -185,23 +187,53 @@ def abi_section(d: Diagnosis) -> Callable[[Lines], None]:
 
 
 def kernel_sections(d: Diagnosis) -> list[Callable[[Lines], None]]:
-    from wheeldoc.commands.kernels_view import coverage_section, display_names, verdict_section
+    """The verdict table (with a GPU) and the coverage table, as `wheeldoc kernels` draws them."""
+    from collections import Counter
 
-    libs = d.kernel_libraries
-    if not libs:
+    from wheeldoc.analysis.envkernels import Named
+    from wheeldoc.commands.kernels_view import coverage_section
+
+    rows = d.kernel_rows
+    if not rows:
         def none(out: Lines) -> None:
             out.add(("GPU code", "bold"))
             out.add("  no library with GPU code in this environment")
             out.add()
         return [none]
-    names = display_names(libs)
+    shorts = Counter(r.short for r in rows)
+    names = {r.name: r.short if shorts[r.short] == 1 else r.name for r in rows}
     target = d.facts.target
     out = []
-    if d.kernel_loads:
-        out.append(verdict_section(target, d.kernel_loads, names, []))
+    loads = [r.load for r in rows if r.load is not None]
+    if loads:
+        out.append(_verdict_section(target, loads, names, rows))
     cov = d.coverage
-    out.append(coverage_section(cov["archs"], cov["rows"], names, target, libs))
+    out.append(coverage_section(cov["archs"], [(Named(r.name), r.cells) for r in rows], names, target, []))
     return out
+
+
+def _verdict_section(target, loads, names: dict[str, str], rows) -> Callable[[Lines], None]:
+    from wheeldoc.commands.kernels_view import _Lazy, _plain_table, _rich_table, _verdict_cells
+
+    header = ["library", "containers", "native", "jit", "fail", "verdict"]
+    gpu, driver = target.gpu, target.driver
+    title = f"GPU code on {gpu.name} ({gpu.arch})"
+    if driver is not None:
+        isa = driver.ptx_isa
+        who = f"driver {driver.version} (CUDA {driver.cuda_str})" if driver.version else f"a CUDA {driver.cuda_str} driver"
+        title += f" with {who}, which JIT-compiles PTX up to ISA {isa[0]}.{isa[1]}"
+    else:
+        top = max((r.newest_ptx for r in rows if r.newest_ptx), default=None)
+        title += ("; no driver given: PTX is assumed to JIT" + (f" (the newest PTX here is ISA {top[0]}.{top[1]})"
+                                                                 if top else ""))
+
+    def section(out: Lines) -> None:
+        table = [[(names[x.library.name], "bold"), *_verdict_cells(x)] for x in loads]
+        plain = [[c for c, _ in r] for r in table]
+        out.add_renderable(_Lazy(lambda: _rich_table(title, header, table)), f"{title}\n\n{_plain_table(header, plain)}")
+        out.add()
+
+    return section
 
 
 def findings_section(findings: list[Finding]) -> Callable[[Lines], None]:

@@ -131,13 +131,11 @@ def _run(args: argparse.Namespace) -> int:
 def _env_record(d, findings) -> dict:
     from wheeldoc.analysis.doctor import verdict
     from wheeldoc.commands.doctor_view import abi_record, environment_record, verdict_record
-    from wheeldoc.commands.kernels_view import library_record
 
     mine = [f for f in findings if f in d.findings or f.location.path.startswith(d.facts.where)]
     v, root = verdict(mine)
-    loads = {x.library.name: x for x in d.kernel_loads}
     return {**verdict_record(v, root, mine), "environment": environment_record(d), "abi": abi_record(d),
-            "libraries": [library_record(lib, loads.get(lib.name)) for lib in d.kernel_libraries]}
+            "kernels": [r.record() for r in d.kernel_rows]}
 
 
 def _image_record(image, diags) -> dict:
