@@ -239,7 +239,12 @@ def read_library_path(environ: Mapping[str, str] | None = None, *, fs: FileSyste
         if not d:
             notes.append("LD_LIBRARY_PATH has an empty entry: the current directory is searched")
             continue
-        for name in sorted(fs.listdir(d)):
+        try:
+            names = sorted(fs.listdir(d))
+        except InputError as e:  # an image folder that is a symbolic link loop, say
+            notes.append(f"LD_LIBRARY_PATH entry {fs.where(d)}: {e.message}")
+            continue
+        for name in names:
             m = CUDA_LIBRARY.match(name)
             if m:
                 found.append(_found(m, name, posixpath.join(d, name), "LD_LIBRARY_PATH"))
