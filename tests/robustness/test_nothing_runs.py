@@ -173,3 +173,37 @@ json.dump({{"events": audited.EVENTS, "modules": {{}}}}, open({str(tmp_path / "r
     flagged = {e["event"] for e in violations(report, [tmp_path / "allowed"], [hostile.root, lib.parent])}
     assert {"ctypes.dlopen", "os.system", "subprocess.Popen", "compile", "exec", "open"} <= flagged
     assert (tmp_path / "PWNED").read_text() == CANARY  # the canary really ran, here, on purpose
+
+
+# -- links never lead out of the archive -------------------------------------------------------
+
+def test_image_links_to_host_files_resolve_inside_the_image(tmp_path):
+    """A symbolic link and a hard link in a layer naming a real GPU library of THIS machine (by its
+    absolute host path, and by `..` climbing out): if wheeldoc followed either out of the image, the
+    host library's GPU code would show up in the report. Source-level: tests/sources/test_image.py::
+    test_symlinks_stay_inside_the_image, test_dotdot_traversal_is_refused_and_nothing_is_written."""
+    from tests import imagefactory as im
+
+    host_lib = Path(__file__).parents[2] / "fixtures/kernels/libmulti.so"
+    sp = "usr/local/lib/python3.12/site-packages"
+    lay = im.layer([
+        im.file_(f"{sp}/pkg-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n\n"),
+        im.file_(f"{sp}/pkg-1.0.dist-info/RECORD", b"pkg/libabs.so,,\npkg/libup.so,,\npkg/libown.so,,\n"),
+        im.symlink(f"{sp}/pkg/libabs.so", str(host_lib)),
+        im.symlink(f"{sp}/pkg/libup.so", "../../../../../../../../.." + str(host_lib)),
+        im.file_(f"{sp}/pkg/libown.so", (Path(__file__).parents[2] / "fixtures/kernels/libptxonly.so").read_bytes()),
+    ])
+    path = im.write_docker_save(tmp_path / "links.tar", [lay], im.config())
+    report, proc, roots = audited(tmp_path, "image", str(path), *GPU, "--format", "json")
+    out = json.loads(proc.stdout)
+    kernels = json.dumps(out["environments"][0]["kernels"])
+    assert "pkg/libown.so" in kernels  # the image's own library is read
+    assert "libabs.so" not in kernels and "libup.so" not in kernels and "libmulti" not in proc.stdout
+    missing = {Path(s["path"]).name: s["reason"] for s in out["skipped"]}
+    assert missing == {"libabs.so": "listed in RECORD but missing", "libup.so": "listed in RECORD but missing"}
+    opened = [e for e in report["events"] if e["event"] == "open"]
+    assert not [e for e in opened if str(host_lib) in e["path"]]
+    hard = im.layer([im.hardlink("h", "../../../../../../.." + str(host_lib))])
+    bad = im.write_docker_save(tmp_path / "hard.tar", [hard], im.config())
+    report, proc, roots = audited(tmp_path, "image", str(bad), *GPU)
+    assert report["exit"] == 2 and "points out of the image root" in proc.stderr
