@@ -125,7 +125,6 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
     if not roots:  # a minimal torch without its Python module: all of torch/lib counts as loaded
         roots = [e for e in torch_entries if e.path.startswith("torch/lib/")]
     ext_roots = extension_roots(site, ext.root_filter)
-    site.prefetch(ext_roots)
     loader = Loader(site, target)
     try:
         imported = loader.import_torch(roots, global_roots)
@@ -141,15 +140,24 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
 
 
 def extension_roots(site: Site, only: str | None = None) -> list[Entry]:
-    """The extension's objects that Python (or the package) loads: every shared object it ships
-    except the vendored copies in `*.libs/` folders, which load only as dependencies."""
+    """The extension's objects that Python (or the package, through ctypes) loads itself: every
+    shared object it ships except those another of its objects needs (they load as
+    dependencies: the vendored copies in `*.libs/`, a bundled `libgfortran`, ...)."""
+    ours = [e for e in site.files.values() if e.origin == "extension"]
+    site.prefetch(ours)
+    needed: set[str] = set()
+    for e in ours:
+        info = site.elf(e)
+        if info is not None:
+            needed.update(n.rsplit("/", 1)[-1] for n in info.needed)
     out = []
-    for e in site.files.values():
-        if e.origin != "extension":
-            continue
+    for e in ours:
         if only is not None and e.path != only:
             continue
         if any(part.endswith(".libs") for part in e.path.split("/")[:-1]):
+            continue
+        info = site.elf(e)
+        if e.name in needed or (info is not None and info.soname in needed):
             continue
         out.append(e)
     return sorted(out, key=lambda e: e.path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from wheeldoc.sources.wheel import MemberSource
 
 Exports = dict  # name -> tuple[SymbolVersion | None, ...]
+# A file ld.so could load by name: `x.so`, `libz.so.1`, `libcrypto-a324fe28.so.1.1.1k` (OpenSSL's
+# versions end in a letter; wheel.shared_objects() keeps numeric suffixes only).
+_LIBRARY_NAME = re.compile(r"(^|/)[^/]+\.so(\.[0-9A-Za-z_]+)*$")
 
 
 @dataclass(frozen=True)
@@ -89,7 +93,9 @@ class Site:
 
     def add_source(self, source: MemberSource, origin: str, package: str, prefix: str = "") -> list[Entry]:
         added = []
-        for m in source.shared_objects():
+        for m in source.members:
+            if not _LIBRARY_NAME.search(m.name):
+                continue
             path = normalize(prefix + m.name)
             if path is None or path in self.files:
                 continue  # the first source to install a path wins (like an installer would)
