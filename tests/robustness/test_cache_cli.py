@@ -22,6 +22,7 @@ from tests.robustness.hostile import Hostile, build
 from wheeldoc.cache import Cache
 
 GPU = ("--gpu", "h200", "--driver", "580.95.05")
+REPO = Path(__file__).resolve().parents[2]  # subprocesses run the wheeldoc of this checkout
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,7 @@ def hostile(tmp_path_factory) -> Hostile:
 
 
 def run(cache: Path, *argv: str) -> tuple[int, dict]:
-    env = {**os.environ, "WHEELDOC_CACHE_DIR": str(cache), "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOC_CACHE_DIR": str(cache), "NO_COLOR": "1"}
     proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv, "--format", "json"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]

@@ -26,7 +26,7 @@ GPU = ("--gpu", "h200", "--driver", "580.95.05")
 
 
 def wheeldoc(tmp: Path, *argv: str, timeout: float = 120) -> tuple[int, str, str, float]:
-    env = {**os.environ, "WHEELDOC_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOC_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv], env=env, capture_output=True,
                           text=True, timeout=timeout)

@@ -22,6 +22,7 @@ import pytest
 from tests.robustness.hostile import CANARY, CANARY_MODULES, Hostile, _canary, build
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]  # subprocesses run the wheeldoc of this checkout
 TOOLS = {"uv", "c++filt", "ldconfig"}
 DLOPEN_OK = {None, "libc.so.6", "libstdc++.so.6"}
 _NEVER = {"os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -42,9 +43,8 @@ def audited(tmp: Path, *argv: str) -> tuple[dict, subprocess.CompletedProcess, l
     roots = [tmp / "tmp", tmp / "cache"]
     for d in (*roots, tmp / "home", tmp / "cwd"):
         d.mkdir(exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(roots[0]), "WHEELDOC_CACHE_DIR": str(roots[1]), "HOME": str(tmp / "home"),
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TMPDIR": str(roots[0]), "WHEELDOC_CACHE_DIR": str(roots[1]), "HOME": str(tmp / "home"),
            "XDG_CACHE_HOME": str(tmp / "home" / ".cache"), "PYTHONDONTWRITEBYTECODE": "1", "NO_COLOR": "1"}
-    env.pop("PYTHONPATH", None)
     report = tmp / "report.json"
     proc = subprocess.run([sys.executable, str(HERE / "audited.py"), str(report), "--", *argv], env=env,
                           cwd=tmp / "cwd", capture_output=True, text=True, timeout=300)

@@ -31,7 +31,7 @@ def hostile(tmp_path_factory) -> Hostile:
 
 
 def wheeldoc(tmp: Path, *argv: str) -> tuple[int, dict, str]:
-    env = {**os.environ, "WHEELDOC_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WHEELDOC_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1"}
     proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv, "--format", "json"], env=env,
                           capture_output=True, text=True, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
