@@ -13,9 +13,9 @@ Standalone use (libFuzzer flags, then corpus folders; the first one receives new
 
 A corpus folder that is missing or empty is first filled with the harness's seeds (taken
 from the committed fixtures). Without a corpus folder, `tests/fuzz/corpus/<parser>` is used
-(gitignored). Where atheris is not installed (it ships wheels for x86_64 Linux only), the
-same `test_one_input` runs under hypothesis: the seeds, then random and mutated inputs, for
-`-runs` examples or `-max_total_time` seconds.
+(gitignored). Where atheris is not installed (it ships wheels for x86_64 Linux only), or with
+`WHEELDOC_FUZZ_ENGINE=hypothesis`, the same `test_one_input` runs under hypothesis: the seeds,
+then random and mutated inputs, for `-runs` examples or `-max_total_time` seconds.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ from wheeldoc.errors import InputError  # noqa: E402  (not instrumented: it hold
 try:
     import atheris
 except ImportError:  # not x86_64 Linux, or a Python atheris has no wheel for
+    atheris = None
+if os.environ.get("WHEELDOC_FUZZ_ENGINE") == "hypothesis":  # force the fallback (to test it)
     atheris = None
 
 DEFAULT_FLAGS = ("-timeout=20", "-rss_limit_mb=2048")

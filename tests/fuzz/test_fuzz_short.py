@@ -23,10 +23,10 @@ SECONDS = int(os.environ.get("WHEELDOC_FUZZ_SECONDS", "6"))
 pytestmark = pytest.mark.fuzz
 
 
-def run_harness(name: str, *args: str, timeout: float) -> subprocess.CompletedProcess:
+def run_harness(name: str, *args: str, timeout: float, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(FUZZ_DIR / f"fuzz_{name}.py"), *args],
                           capture_output=True, text=True, errors="replace", timeout=timeout,
-                          cwd=FUZZ_DIR.parents[1])
+                          cwd=FUZZ_DIR.parents[1], env={**os.environ, **(env or {})})
 
 
 def test_every_parser_has_a_harness():
@@ -47,3 +47,13 @@ def test_short_fuzz_run_finds_no_crash(name: str, tmp_path: Path) -> None:
     assert any(corpus.iterdir()), "the harness wrote no seeds"
     # It really ran: libFuzzer's closing line, or the hypothesis fallback's.
     assert "Done " in out or "DONE (hypothesis fallback" in out, out[-3000:]
+
+
+@pytest.mark.parametrize("name", ["elf", "image"])
+def test_hypothesis_fallback_runs_the_same_harness(name: str, tmp_path: Path) -> None:
+    """What runs where atheris cannot: the seeds, then hypothesis inputs, under the same contract."""
+    proc = run_harness(name, "-runs=300", "-max_total_time=20", str(tmp_path / "corpus"), timeout=300,
+                       env={"WHEELDOC_FUZZ_ENGINE": "hypothesis"})
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-6000:]
+    assert f"DONE (hypothesis fallback, {name})" in out and "INFO: Instrumenting" not in out
