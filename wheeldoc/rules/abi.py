@@ -77,9 +77,10 @@ def needed_library_not_found(facts: AbiFacts, ctx: Context) -> Iterator[Finding]
         fixtures/abi/wheels/fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl \\
         --no-index --find-links fixtures/abi/wheels
     …ext-1.0-cp311-cp311-linux_x86_64.whl!ext/_C.so: WD201 error a needed library is found nowhere
-      libc10_cuda.so, needed by ext/_C.so, is found nowhere: `import torch` did not load it
-      (fake-torch 2.11.0+cpu is a CPU-only build and ships no libc10_cuda.so), and RUNPATH
-      $ORIGIN/../torch/lib does not hold it
+      libc10_cuda.so, needed by ext/_C.so, is found nowhere: fake-torch 2.11.0+cpu (CPU-only)
+      ships no libc10_cuda.so; its search path $ORIGIN/../torch/lib does not hold it; it is not
+      a system library of the target
+      fix: Install a CUDA build of torch (this one, fake-torch 2.11.0+cpu, is CPU-only)
     ```
 
     ## Fix
@@ -171,10 +172,11 @@ def undefined_symbol(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     $ wheeldoc abi fixtures/abi/wheels/ext-1.0-cp311-cp311-linux_x86_64.whl \\
         fixtures/abi/wheels/fake_torch-2.12.0+cu130-cp311-cp311-linux_x86_64.whl \\
         --no-index --find-links fixtures/abi/wheels
-    …!ext/_C.so: WD202 error a symbol the extension needs is defined nowhere
-      c10::cuda::CUDAStream::query() const is not exported by fake-torch 2.12.0+cu130: it
-      exports c10::cuda::CUDAStream::query(bool) const from torch/lib/libc10_cuda.so
+    …ext-1.0-cp311-cp311-linux_x86_64.whl!ext/_C.so: WD202 error a symbol the extension needs is defined nowhere
+      c10::cuda::CUDAStream::query() const is not exported by fake-torch 2.12.0+cu130 (CUDA 13.0):
+      it exports c10::cuda::CUDAStream::query(bool) const from torch/lib/libc10_cuda.so
       (fake-torch 2.12.0+cu130 added a parameter to c10::cuda::CUDAStream::query)
+      fix: Install the torch build ext/_C.so was compiled against, or rebuild it against fake-torch 2.12.0+cu130
     ```
 
     ## Fix
@@ -259,6 +261,8 @@ def cxx11_abi_mismatch(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     fixtures/abi/ext/ext_oldabi.so: WD203 error the C++ string ABI differs from torch's
       ext_oldabi.so was built with the pre-cxx11 string ABI (_GLIBCXX_USE_CXX11_ABI=0);
       fake-torch 2.11.0+cu130 uses the cxx11 ABI: 1 torch symbol cannot match
+      | torch::make_name(std::basic_string<char, std::char_traits<char>, std::allocator<char> > const&)
+      fix: Rebuild with -D_GLIBCXX_USE_CXX11_ABI=1
     ```
 
     ## Fix
@@ -317,6 +321,7 @@ def cuda_runtime_mismatch(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     fixtures/abi/ext/ext_cudart12.so: WD204 error the CUDA runtime major differs from torch's
       ext_cudart12.so links the CUDA 12 runtime (libcudart.so.12); fake-torch 2.11.0+cu130
       loads CUDA 13 (libcudart.so.13)
+      fix: Install the build of the extension for CUDA 13
     ```
 
     ## Fix
@@ -421,7 +426,9 @@ def system_version_beyond_target(facts: AbiFacts, ctx: Context) -> Iterator[Find
         fixtures/abi/wheels/fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl --glibc 2.28 \\
         --no-index --find-links fixtures/abi/wheels
     fixtures/abi/ext/ext_oldabi.so: WD206 error needs a glibc or libstdc++ newer than the target
-      ext_oldabi.so needs GLIBC_2.32 from libc.so.6; the target (--glibc 2.28) has up to GLIBC_2.28
+      ext_oldabi.so needs GLIBC_2.32 from libc.so.6; the target (--glibc 2.28) has up to
+      GLIBC_2.28: ld.so stops with `version 'GLIBC_2.32' not found`
+      fix: Build ext_oldabi.so in the manylinux image of the target, or raise the target if your systems are newer
     ```
 
     ## Fix
