@@ -298,3 +298,28 @@ def test_real_cpu_torch_with_cuda_torchvision_is_broken(broken_prefix):
     failing = [x for x in doc["abi"]["extensions"] if x["verdict"] == "fails"]
     assert {x["library"] for x in failing} >= {"torchvision/_C.so"}
     assert all(x["detail"].startswith("not found: libc10_cuda.so") for x in failing)
+
+
+# -- the process pool used on cold runs -------------------------------------------------------------
+
+def test_parallel_reads_equal_serial_reads(monkeypatch, tmp_path):
+    from wheeldoc.analysis import envpool
+    from wheeldoc.cache import Cache
+    from wheeldoc.sources.environment_fs import HOST
+
+    files = sorted(str(p) for p in (ROOT / "fixtures").rglob("*.so") if "broken" not in p.parts
+                   and "hostile" not in p.parts and not p.is_symlink())[:40]
+    assert len(files) >= envpool.MIN_PARALLEL
+    misses = [(p, None, os.path.getsize(p)) for p in files]
+
+    def run(workers: str) -> dict:
+        monkeypatch.setenv("WHEELDOC_WORKERS", workers)
+        return {p: (v, e) for p, v, e in envpool.read_libraries(HOST, misses, Cache(tmp_path / workers), None, 0, 1, 1)}
+
+    serial, parallel = run("1"), run("2")
+    assert serial == parallel and any(v and v["fatbin"] for v, _ in serial.values())
+    emb = [str(ROOT / "fixtures/kernels/libembedded.so"), str(ROOT / "fixtures/kernels/libmulti.so")]
+    monkeypatch.setenv("WHEELDOC_WORKERS", "1")
+    one = envpool.scan_embedded(emb)
+    monkeypatch.setenv("WHEELDOC_WORKERS", "2")
+    assert envpool.scan_embedded(emb) == one and one[emb[0]]["sections"]

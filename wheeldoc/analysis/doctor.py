@@ -26,6 +26,7 @@ from wheeldoc.target import Driver, Gpu, Target
 
 # The finding that explains a broken environment best comes first: a CPU torch explains the
 # extensions that cannot load, a driver too old explains kernels that fail, and so on.
+EMBEDDED_VERSION = "1"
 ROOT_CAUSE_ORDER = ("WD501", "WD504", "WD502", "WD506", "WD2", "WD503", "WD3", "WD505", "WD508", "WD509", "WD5")
 
 
@@ -173,16 +174,16 @@ def _kernels(diag: Diagnosis, scan, ctx: Context, cache) -> None:
     archs = list(DEFAULT_ARCHS)
     if gpu is not None and gpu.arch not in archs:
         archs = sorted(archs + [gpu.arch], key=cc_of)
-    rows = rows_for(facts, scan, archs, cache, lambda lib: make_library(facts, scan, lib, cache))
+    rows = rows_for(facts, scan, archs, cache, lambda lib, pre=None: make_library(facts, scan, lib, cache, pre))
     diag.kernel_rows = rows
     diag.findings.extend(cap_runtime_findings([f for r in rows for f in r.findings], rows))
     diag.coverage = {"archs": archs, "highlight": gpu.arch if gpu is not None else None,
                      "driver_assumed": facts.target.driver is None}
 
 
-def make_library(facts: EnvFacts, scan, lib, cache):
+def make_library(facts: EnvFacts, scan, lib, cache, prefetched: dict | None = None):
     """The kernelfacts.Library of one shared object (its fatbin decoded now); None without a
-    cubin or PTX."""
+    cubin or PTX. `prefetched`: path -> embedded containers already scanned (envpool)."""
     from wheeldoc.analysis.kernelfacts import Library
 
     fb = scan.fatbin(lib.path)
@@ -190,44 +191,74 @@ def make_library(facts: EnvFacts, scan, lib, cache):
         return None
     name = facts.fs.where(lib.path)
     return Library(name, facts.rel(lib.path), name, None, facts.where, fb,
-                   _embedded_finder(facts.fs, lib.path, cache, scan.keys.get(lib.path)))
+                   _embedded_finder(facts.fs, lib.path, cache, scan.keys.get(lib.path), prefetched))
 
 
 def coverage_cells(lib, archs: list[str], isa, cuda) -> list[dict]:
     """`kernelfacts.coverage_cell(predict_library(lib, arch))` for every arch, with each
-    distinct container (its entries' kind, arch, suffix, ISA, concat) predicted once: cuBLASLt's
-    2,782 containers have a few dozen distinct ones, cuFFT's 11,255 embedded ones a few hundred."""
+    distinct container (its entries' kind, arch, suffix, ISA, concat) predicted once per arch:
+    cuBLASLt's 2,782 containers have a few dozen distinct ones, cuFFT's 11,255 embedded ones a
+    few hundred."""
+    from collections import Counter
+
     from wheeldoc.analysis.kernelfacts import cc_of
     from wheeldoc.kernels_model import UNSUPPORTED_PTX_VERSION, predict_image
 
-    memo: dict = {}
-
-    def counts(fmt: str, containers, cc) -> dict:
-        n = {"native": 0, "jit": 0, "fail": 0, "ptx_too_new": 0}
+    def distinct(containers) -> list[tuple[object, int]]:
+        seen: dict = {}
+        counts: Counter = Counter()
         for c in containers:
-            sig = (fmt, cc, tuple((e.kind, e.sm, e.suffix, tuple(e.code_version), e.parent is not None)
-                                  for e in c.entries))
-            pred = memo.get(sig)
-            if pred is None:
-                p = predict_image(fmt, c.entries, cc, isa, cuda)
-                pred = memo[sig] = (p.verdict, p.cuda_error)
-            n[pred[0]] += 1
-            n["ptx_too_new"] += pred[1] == UNSUPPORTED_PTX_VERSION
+            sig = tuple((e.kind, e.sm, e.suffix, e.code_version, e.parent is not None) for e in c.entries)
+            seen.setdefault(sig, c)
+            counts[sig] += 1
+        return [(seen[sig], n) for sig, n in counts.items()]
+
+    def counts(fmt: str, groups, cc) -> dict:
+        n = {"native": 0, "jit": 0, "fail": 0, "ptx_too_new": 0}
+        for c, k in groups:
+            p = predict_image(fmt, c.entries, cc, isa, cuda)
+            n[p.verdict] += k
+            if p.cuda_error == UNSUPPORTED_PTX_VERSION:
+                n["ptx_too_new"] += k
         return n
 
+    own = distinct(lib.containers)
+    embedded = None
     out = []
     for arch in archs:
         cc = cc_of(arch)
-        n = counts(lib.fatbin.format, lib.containers, cc)
-        if lib.fatbin.format == "elf" and not (n["native"] or n["jit"]) and lib.embedded():
-            n = counts("elf", [c for _, c in lib.embedded()], cc)
+        n = counts(lib.fatbin.format, own, cc)
+        if lib.fatbin.format == "elf" and not (n["native"] or n["jit"]):
+            if embedded is None:
+                embedded = distinct(c for _, c in lib.embedded())
+            if embedded:
+                n = counts("elf", embedded, cc)
         mode = ("native+jit" if n["native"] and n["jit"] else "native" if n["native"] else "jit" if n["jit"]
                 else "ptx-too-new" if n["ptx_too_new"] else "none")
         out.append({"mode": mode, "native": n["native"], "jit": n["jit"], "fail": n["fail"]})
     return out
+def needs_embedded(lib, archs: list[str], isa, cuda) -> bool:
+    """Whether kernelfacts will search the library's data sections for some of these archs
+    (its .nv_fatbin has nothing that loads there)."""
+    from wheeldoc.analysis.kernelfacts import cc_of
+    from wheeldoc.kernels_model import predict_image
+
+    if lib.fatbin.format != "elf":
+        return False
+    sigs = {tuple((e.kind, e.sm, e.suffix, tuple(e.code_version), e.parent is not None) for e in c.entries): c
+            for c in lib.containers}
+    for arch in archs:
+        cc = cc_of(arch)
+        if not any(predict_image("elf", c.entries, cc, isa, cuda).verdict != "fail" for c in sigs.values()):
+            return True
+    return False
 
 
-def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Callable:
+def embedded_cached(cache, key: str | None) -> bool:
+    return cache is not None and bool(key) and cache.path("doctor-embedded", key, EMBEDDED_VERSION).is_file()
+
+
+def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None, prefetched: dict | None = None) -> Callable:
     """Finds the containers a library keeps outside .nv_fatbin (kernelfacts calls it only when
     .nv_fatbin has nothing for the GPU); cached like the headers."""
 
@@ -237,14 +268,20 @@ def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Calla
         from wheeldoc.sources.environment_fs import HostFileSystem
         from wheeldoc.sources.fatbin import Fatbin
 
+        doc = (prefetched or {}).get(path)
+        if doc is not None:
+            fb = decode_fatbin(doc["fatbin"], fs.where(path), None)
+            if cache is not None and key:
+                cache.put("doctor-embedded", key, EMBEDDED_VERSION, doc)
+            return tuple(zip(doc["sections"], fb.containers))
         if cache is not None and key:
-            hit = cache.get("doctor-embedded", key, "1")
+            hit = cache.get("doctor-embedded", key, EMBEDDED_VERSION)
             if hit is not None:
                 try:
                     fb = decode_fatbin(hit["fatbin"], fs.where(path), None)
                     return tuple(zip(hit["sections"], fb.containers))
                 except (KeyError, TypeError, ValueError, IndexError):
-                    cache.discard("doctor-embedded", key, "1")
+                    cache.discard("doctor-embedded", key, EMBEDDED_VERSION)
         if isinstance(fs, HostFileSystem):
             found = embedded.scan_file(path)
         else:
@@ -252,7 +289,7 @@ def _embedded_finder(fs: FileSystem, path: str, cache, key: str | None) -> Calla
                 found = embedded.scan(buf, fs.where(path))
         if cache is not None and key:
             fb = Fatbin(fs.where(path), None, "embedded", None, None, None, (), tuple(c for _, c in found))
-            cache.put("doctor-embedded", key, "1", {"sections": [s for s, _ in found], "fatbin": encode_fatbin(fb)})
+            cache.put("doctor-embedded", key, EMBEDDED_VERSION, {"sections": [s for s, _ in found], "fatbin": encode_fatbin(fb)})
         return found
 
     return find

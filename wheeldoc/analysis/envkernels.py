@@ -92,7 +92,8 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
     with_gpu = gpu is not None and not facts.machine.no_driver
     tkey = target_key(target, archs, facts.machine.no_driver)
     ctx = Context(target, Selection())  # every WD3 rule: the selection applies later
-    rows = []
+    rows: list[KernelRow | None] = []
+    misses = []
     for lib in facts.env.gpu_libraries:
         if lib.path not in scan.fatbins:
             continue
@@ -101,15 +102,17 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
         hit = cache.get("doctor-kernels", ckey, CACHE_VERSION) if ckey else None
         if hit is not None:
             try:
-                row = _row_from(hit)
+                rows.append(_row_from(hit))
+                continue
             except (KeyError, TypeError, ValueError):
                 cache.discard("doctor-kernels", ckey, CACHE_VERSION)
-                hit = None
-            else:
-                if row is not None:
-                    rows.append(row)
-                continue
-        library = make_library(lib)
+        misses.append((len(rows), lib, key, ckey))
+        rows.append(None)
+    prefetched: dict = {}  # filled below; the libraries' finders read it when kernelfacts asks
+    libraries = {i: make_library(lib, prefetched) for i, lib, _, _ in misses}
+    prefetched.update(_prefetch(facts, libraries, misses, archs, isa, cuda, cache))
+    for i, lib, key, ckey in misses:
+        library = libraries[i]
         if library is None:  # no cubin or PTX at all
             if ckey:
                 cache.put("doctor-kernels", ckey, CACHE_VERSION, {"row": None})
@@ -120,12 +123,26 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
                         coverage_cells(library, archs, isa, cuda),
                         LoadSummary.of(load) if load is not None else None,
                         list(run_family("WD3", load, ctx)) if load is not None else [])
-        rows.append(row)
+        rows[i] = row
         if ckey:
             doc = asdict(replace(row, findings=[]))
             doc["findings"] = [finding_to_dict(f) for f in row.findings]
             cache.put("doctor-kernels", ckey, CACHE_VERSION, {"row": doc})
-    return rows
+    return [r for r in rows if r is not None]
+
+
+def _prefetch(facts, libraries: dict, misses, archs: list[str], isa, cuda, cache) -> dict:
+    """The data sections of the libraries kernelfacts will search (their .nv_fatbin has nothing
+    for some arch), scanned in parallel on the host when the cache does not have them."""
+    from wheeldoc.analysis.doctor import embedded_cached, needs_embedded
+    from wheeldoc.analysis.envpool import scan_embedded
+    from wheeldoc.sources.environment_fs import HostFileSystem
+
+    if not isinstance(facts.fs, HostFileSystem):
+        return {}
+    want = sorted({lib.path for i, lib, key, _ in misses if libraries[i] is not None
+                   and not embedded_cached(cache, key) and needs_embedded(libraries[i], archs, isa, cuda)})
+    return scan_embedded(want) if len(want) > 1 else {}
 
 
 def _row_from(hit: dict) -> KernelRow | None:

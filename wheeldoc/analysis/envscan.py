@@ -46,13 +46,26 @@ class Scan:
     where: dict[str, str] = field(default_factory=dict)
     _decoded: dict[str, Fatbin] = field(default_factory=dict)
 
+    fs: object = None
+    cache: object = None
+
     def fatbin(self, path: str) -> Fatbin | None:
-        """The fatbin headers of a library with GPU code, decoded on first use."""
+        """The fatbin headers of a library with GPU code, decoded on first use (from the
+        library's cache entry, or read again when the cache no longer has it)."""
         fb = self._decoded.get(path)
         if fb is None and path in self.fatbins:
             from wheeldoc.analysis.kernelfacts import decode_fatbin
 
-            fb = self._decoded[path] = decode_fatbin(self.fatbins[path], self.where[path], None)
+            doc = self.fatbins[path]
+            if doc is True:
+                key = self.keys.get(path)
+                value = self.cache.get("doctor-lib", key, SCAN_VERSION) if self.cache is not None and key else None
+                if not _valid(value) or not isinstance(value.get("fatbin"), dict):
+                    value = read_library(self.fs, path)
+                doc = value["fatbin"]
+            if doc is None:
+                return None
+            fb = self._decoded[path] = decode_fatbin(doc, self.where[path], None)
         return fb
 
 
@@ -119,7 +132,7 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
     todo = _todo(fs, site_packages, dists)
     if len(todo) > MAX_LIBRARIES:
         raise LimitExceeded(fs.where(site_packages[0]), f"{len(todo):,} shared objects (limit {MAX_LIBRARIES:,})")
-    out = Scan()
+    out = Scan(fs=fs, cache=cache)
     keyed = []
     for path, (owner, vendored, digest) in todo.items():
         key, size = _key(fs, path, digest)
@@ -137,43 +150,53 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
             out.composite_hit = True
             return out
     total = sum(size or 0 for *_, size in keyed)
-    done = 0
-    values = []
-    for i, (path, owner, vendored, key, size) in enumerate(keyed):
-        if progress:
-            progress(path, done, total, i)
+    values: dict[str, dict | None] = {}
+    misses = []
+    for path, owner, vendored, key, size in keyed:
         value = cache.get("doctor-lib", key, SCAN_VERSION) if cache is not None and key else None
-        if value is not None:
+        if value is not None and _valid(value):
             out.cache_hits += 1
+            values[path] = value
         else:
-            out.cache_misses += 1
-            try:
-                value = _read(fs, path)
-            except InputError as e:
-                out.skipped.append(SkippedFile(fs.where(path), e.message))
-                values.append(None)
-                done += size or 0
-                continue
-            out.bytes_read += size or 0
-            if cache is not None and key:
-                cache.put("doctor-lib", key, SCAN_VERSION, value)
-        values.append(value)
-        try:
-            _add(out, path, owner, vendored, size or 0, value, fs)
-        except (KeyError, TypeError, ValueError, IndexError):  # a cached value of another layout
-            if cache is not None and key:
-                cache.discard("doctor-lib", key, SCAN_VERSION)
-            _add(out, path, owner, vendored, size or 0, _read(fs, path), fs)
-        done += size or 0
+            misses.append((path, key, size or 0))
+    out.cache_misses = len(misses)
+    done = total - sum(size for *_, size in misses)
+    from wheeldoc.analysis.envpool import read_libraries
+
+    for path, value, error in read_libraries(fs, misses, cache, progress, done, total, len(keyed)):
+        if error is not None:
+            out.skipped.append(SkippedFile(fs.where(path), error))
+            values[path] = None
+            continue
+        values[path] = value
+    out.bytes_read = sum(size for p, _, size in misses if values.get(p) is not None)
     if progress:
         progress("", total, total, len(keyed))
+    slim = []
+    for path, owner, vendored, key, size in keyed:
+        value = values.get(path)
+        slim.append(_slim(value))
+        if value is not None:
+            _add(out, path, owner, vendored, size or 0, value, fs)
     if composite is not None and not out.skipped:
-        cache.put("doctor-scan", composite, SCAN_VERSION, values)
+        cache.put("doctor-scan", composite, SCAN_VERSION, slim)
     return out
 
 
+def _valid(value) -> bool:
+    return isinstance(value, dict) and isinstance(value.get("format"), str)
+
+
+def _slim(value: dict | None) -> dict | None:
+    """A library's facts without its fatbin encoding (the composite entry stays small: a warm
+    run needs no fatbin unless a kernel row is not cached)."""
+    if value is None or value.get("fatbin") is None:
+        return value
+    return {**value, "fatbin": True}
+
+
 def _restore(out: Scan, keyed, values, fs: FileSystem) -> bool:
-    if not isinstance(values, list) or len(values) != len(keyed):
+    if not isinstance(values, list) or len(values) != len(keyed) or any(v is None for v in values):
         return False
     try:
         for (path, owner, vendored, _key, size), value in zip(keyed, values):
@@ -185,7 +208,7 @@ def _restore(out: Scan, keyed, values, fs: FileSystem) -> bool:
     return True
 
 
-def _read(fs: FileSystem, path: str) -> dict:
+def read_library(fs: FileSystem, path: str) -> dict:
     """The facts of one file, as a JSON value (what the cache stores)."""
     from wheeldoc.analysis.kernelfacts import encode_fatbin
     from wheeldoc.sources.elffile import is_elf
@@ -218,10 +241,10 @@ def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | N
         return
     lib = SharedLibrary(path, owner, kind, size, vendored, "elf", tuple(value["needed"]), value["soname"],
                         tuple(value["rpath"]), tuple(value["runpath"]), tuple(value["gpu"]))
-    if value["fatbin"] is not None:
-        doc = value["fatbin"]
-        if not isinstance(doc, dict) or not isinstance(doc.get("containers"), list):
+    doc = value["fatbin"]
+    if doc is not None:
+        if doc is not True and (not isinstance(doc, dict) or not isinstance(doc.get("containers"), list)):
             raise ValueError("not an encoded fatbin")
-        out.fatbins[path] = doc
+        out.fatbins[path] = doc  # True: in the library's own cache entry (see Scan.fatbin)
         out.where[path] = fs.where(path)
     out.libraries.append(lib)

@@ -290,12 +290,13 @@ def cuda_runtime_unmet(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
     loc = _meta(facts, "torch")
     cmd = _installer(facts)
     if missing:
-        ev = [f"{c.requirement}  (via {c.required_by})" for c in missing]
+        ev = []
         for soname, users in sorted(absent.items()):
             found = elsewhere.get(soname)
             tail = (f"; the loader finds {found.path} ({found.source}) instead, a copy torch was not built "
                     "against" if found else ": import torch fails")
             ev.append(f"{facts.rel(users[0].path)} needs {soname}, which nothing in the environment provides{tail}")
+        ev += [f"{_pin(c)} (required by {c.required_by.split(' > ')[-1].split('[')[0]})" for c in missing]
         specs = sorted({_pin(c) for c in missing})
         yield _finding(
             "WD502", loc,
