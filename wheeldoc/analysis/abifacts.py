@@ -427,9 +427,9 @@ def plan_from_metadata(requirements: list[str]) -> CudaPlan:
 
 
 def plan_from_index(requirements: list[str], options: IndexOptions, *, python: str | None,
-                    platform: str | None) -> CudaPlan:
+                    platform: str | None, cache: Cache | None = None) -> CudaPlan:
     from wheeldoc.analysis.abifetch import lock
-    from wheeldoc.sources.wheel import WheelArchive
+    from wheeldoc.analysis.abilisting import open_wheel
 
     if not requirements:
         return CudaPlan("none")
@@ -448,7 +448,7 @@ def plan_from_index(requirements: list[str], options: IndexOptions, *, python: s
 
             path = unquote(urlsplit(w.url).path)
             if os.path.isfile(path):
-                plan.sources.append((WheelArchive(path), f"{w.name} {w.version}"))
+                plan.sources.append((open_wheel(path, cache), f"{w.name} {w.version}"))
                 plan.described.append(f"{w.name} {w.version}: {Path(path).name} (read in place)")
                 continue
         remote.append(f"{w.name}=={w.version}")

@@ -45,18 +45,19 @@ def environment(python: str | None, site_packages: str | None) -> Environment:
     return Environment(tuple(loc.site_packages), label)
 
 
-def extension_side(arg: str, env_factory) -> Side:
+def extension_side(arg: str, env_factory, cache=None) -> Side:
+    from wheeldoc.analysis.abilisting import ListedWheel, open_wheel
     from wheeldoc.sources.wheel import InstalledDistribution, SingleFile, WheelArchive, find_distribution, open_source
 
     if os.path.exists(arg):
-        source = open_source(arg)
+        source = open_wheel(arg, cache) if arg.endswith((".whl", ".zip")) and os.path.isfile(arg) else open_source(arg)
         side = Side(arg)
         if isinstance(source, SingleFile):
             side.sources.append((source, os.path.basename(arg)))
             return side
         _describe(side, source)
         side.sources.append((source, side.name or os.path.basename(arg.rstrip("/"))))
-        if isinstance(source, WheelArchive):
+        if isinstance(source, (WheelArchive, ListedWheel)):
             info = source.wheel_info()
             side.platform_tags, side.python_tags = _tags(info.tags + info.wheel_tags)
         elif isinstance(source, InstalledDistribution):
@@ -76,10 +77,11 @@ def extension_side(arg: str, env_factory) -> Side:
     raise InputError(arg, f"not a file, and no distribution of that name is installed in {env.label}")
 
 
-def torch_from_path(arg: str) -> tuple[Side, list[str] | None]:
+def torch_from_path(arg: str, cache=None) -> tuple[Side, list[str] | None]:
     """A torch wheel or directory; also returns the site-packages folders when it is an
     installed environment (so the CUDA distributions beside it are used)."""
-    from wheeldoc.sources.wheel import DirectoryTree, WheelArchive
+    from wheeldoc.analysis.abilisting import open_wheel
+    from wheeldoc.sources.wheel import DirectoryTree
 
     if os.path.isdir(arg):
         if _torch_distribution(arg) is not None:
@@ -89,7 +91,7 @@ def torch_from_path(arg: str) -> tuple[Side, list[str] | None]:
             side.sources.append((DirectoryTree(arg), "torch"))
             return side, [arg]
         raise InputError(arg, "neither a site-packages with torch installed nor a folder holding torch/lib")
-    source = WheelArchive(arg)
+    source = open_wheel(arg, cache)
     side = Side(arg)
     _describe(side, source)
     info = source.wheel_info()

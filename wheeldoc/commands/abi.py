@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
 
     sides = []
     try:
-        ext = inputs.extension_side(args.extension, env)
+        ext = inputs.extension_side(args.extension, env, cache)
         sides.append(ext)
         report.inputs.append(args.extension)
         if args.torch and inputs.is_requirement(args.torch) and inputs.is_range(args.torch):
@@ -101,10 +101,10 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             if not picked:
                 raise ValueError(f"uv found no wheel for {args.torch}")
             path = fetch(picked[0], wheels_dir())
-            torch_side, _ = inputs.torch_from_path(str(path))
+            torch_side, _ = inputs.torch_from_path(str(path), cache)
             torch_side.label = f"{args.torch} -> {path.name}"
         else:
-            torch_side, site_dirs = inputs.torch_from_path(args.torch)
+            torch_side, site_dirs = inputs.torch_from_path(args.torch, cache)
     target = system_target(ext.platform_tags + torch_side.platform_tags, glibc=args.glibc,
                            libstdcxx=args.libstdcxx, arch=_arch(settings))
     markers = marker_environment(python_version(ext) or uv_python(ext, settings), machine=target.arch or "x86_64")
@@ -114,7 +114,8 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
     else:
         reqs = cuda_requirements(torch_side, markers)
         if options.given:
-            plan = plan_from_index(reqs, options, python=uv_python(ext, settings), platform=uv_platform(ext))
+            plan = plan_from_index(reqs, options, python=uv_python(ext, settings), platform=uv_platform(ext),
+                                   cache=cache)
         else:
             plan = plan_from_metadata(reqs)
     facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)

@@ -40,7 +40,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
         for wheel in releases:
             try:
                 path = fetch(wheel, wheels_dir())
-                torch_side, _ = inputs.torch_from_path(str(path))
+                torch_side, _ = inputs.torch_from_path(str(path), cache)
                 facts, closers = _analyze(args, settings, ext, options, cache, None, torch_side=torch_side)
             except InputError as e:
                 rows.append({"torch": wheel.version, "wheel": wheel.filename, "verdict": "unknown",
