@@ -77,32 +77,26 @@ def test_an_unreadable_input_given_by_name_is_exit_2(hostile, tmp_path):
     assert err.startswith(f"wheeldoc: error: {broken}: ")
 
 
-# -- wheeldoc abi gets these wrong today (reported in docs/robustness.md; the owner removes the
-# xfail when it is fixed: strict, so a fix makes these fail until then) ----------------------
-
-ABI_BUG = "wheeldoc abi: see docs/robustness.md, 'Open problems'"
+# -- wheeldoc abi: reported in docs/robustness.md, fixed by the ABI analyzer's owner ------------
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=ABI_BUG)
 def test_abi_unreadable_member_is_a_skipped_part_not_an_input_error(hostile, tmp_path):
     code, report, _ = wheeldoc(tmp_path, "abi", str(hostile.wheel), str(hostile.torch_wheel))
     rules = {f.get("member"): f["rule"] for f in report["findings"] if f["rule"] in ("WD001", "WD002")}
-    assert rules.get("canary_pkg/_broken.so") == "WD002"  # today: WD001
-    assert code != 2  # today: 2, as if the wheel itself could not be read
+    assert rules.get("canary_pkg/_broken.so") == "WD002"
+    assert code != 2  # not as if the wheel itself could not be read
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=ABI_BUG)
 def test_abi_lists_the_members_the_wheel_reader_refused(hostile, tmp_path):
     _, report, _ = wheeldoc(tmp_path, "abi", str(hostile.wheel), str(hostile.torch_wheel))
     named = {f.get("member") for f in report["findings"]} | {s.get("member") for s in report["skipped"]}
-    assert {"../evil.so", "/abs/evil.so", "canary_pkg/link.so"} <= named  # today: never mentioned
+    assert {"../evil.so", "/abs/evil.so", "canary_pkg/link.so"} <= named
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=ABI_BUG)
 def test_abi_gives_no_verdict_to_a_library_it_could_not_read(tmp_path):
     broken = REPO / "fixtures/abi/broken/dynsym_past_end.so"
     torch = REPO / "fixtures/abi/wheels/fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl"
     code, report, _ = wheeldoc(tmp_path, "abi", str(broken), str(torch))
-    assert code == 2 and any(f["rule"] == "WD001" for f in report["findings"])  # right today
+    assert code == 2 and any(f["rule"] == "WD001" for f in report["findings"])
     (ext,) = report["extensions"]
-    assert ext["verdict"] != "compatible"  # today: "compatible" ("loads") for symbols it never read
+    assert ext["verdict"] == "unknown"  # no verdict for symbols it never read

@@ -99,9 +99,17 @@ class AbiFacts:
     def compatible(self) -> bool:
         return not self.torch_import.failures and all(r.loads for r in self.results)
 
+    def root_verdict(self, result: LoadResult) -> str:
+        return "incompatible" if self.torch_import.failures else result.verdict
+
     @property
     def verdict(self) -> str:
-        return "compatible" if self.compatible else "incompatible"
+        """incompatible when any object fails to load; unknown when none fails but one could not
+        be read; else compatible."""
+        verdicts = {self.root_verdict(r) for r in self.results}
+        if not self.compatible or "incompatible" in verdicts:
+            return "incompatible"
+        return "unknown" if "unknown" in verdicts else "compatible"
 
     @property
     def torch_display(self) -> str:

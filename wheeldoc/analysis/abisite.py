@@ -50,6 +50,11 @@ class Entry:
         return self.source is None
 
 
+def looks_like_library(name: str) -> bool:
+    """A member name ld.so could load (`x.so`, `libz.so.1`, `libcrypto-….so.1.1.1k`)."""
+    return bool(_LIBRARY_NAME.search(name))
+
+
 def normalize(path: str) -> str | None:
     """A site-relative path, or None when it leaves the site (`../x`) or is absolute."""
     if path.startswith("/"):

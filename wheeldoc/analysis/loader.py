@@ -105,6 +105,7 @@ class LoadResult:
     unresolved: list[Unresolved] = field(default_factory=list)
     by_version_name: list[tuple[str, str]] = field(default_factory=list)  # (symbol@version, library)
     checked: list[str] = field(default_factory=list)  # extension objects whose symbols were checked
+    unreadable: list[str] = field(default_factory=list)  # extension objects of the load not read
     references: dict[str, tuple[str, ...]] = field(default_factory=dict)  # symbol -> referencing objects
 
     @property
@@ -115,6 +116,14 @@ class LoadResult:
     def loads(self) -> bool:
         return not (self.missing_libraries or self.missing_symbols
                     or any(v for v in self.version_failures))
+
+    @property
+    def verdict(self) -> str:
+        """incompatible (a failure found), unknown (an object of the load could not be read,
+        so nothing can be said about its needs), or compatible."""
+        if not self.loads:
+            return "incompatible"
+        return "unknown" if self.unreadable else "compatible"
 
 
 @dataclass
@@ -231,6 +240,7 @@ class Loader:
                     order.append(dep_key)
                     queue.append(nodes[dep_key])
         result.closure = [nodes[k] for k in order]
+        result.unreadable = [k for k in order if k in new and k in self.site.unreadable]
         checked = [nodes[k] for k in order if k in new and nodes[k].origin == "extension"]
         result.checked = [n.key for n in checked]
         scope = self._scope(torch, nodes, order)

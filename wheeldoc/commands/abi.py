@@ -132,16 +132,36 @@ def _emit(report, facts, settings, torch_arg: str) -> int:
     report.inputs.append(torch_arg)
     ctx = Context(settings.target, settings.selection)
     findings = run_abi_rules(facts, ctx)
-    for path, err in facts.site.unreadable.items():
-        entry = facts.site.files[path]
-        if entry.origin == "extension":
-            findings.append(Finding("WD001", "input could not be read", Severity.ERROR,
-                                    Location(err.path, err.line, member=err.member), err.message))
-            report.input_errors += 1
+    findings += parts_not_read(report, facts)
     report.extra.update(record(facts))
     report.extra["extensions"] = extension_records(facts)
     finalize(report, findings, settings.selection)
     return emit(report, settings, sections(facts))
+
+
+def parts_not_read(report, facts) -> list:
+    """What could not be read becomes a result: the extension given as one file is an input error
+    (WD001, exit 2); a member of a wheel, tree or environment that is no ELF file, or that the
+    archive reader refused (traversal, absolute name, symlink, bomb), is a skipped part (WD002)."""
+    from wheeldoc.analysis.abisite import looks_like_library
+    from wheeldoc.model import Finding, Location, Severity, Skipped
+    from wheeldoc.sources.wheel import SingleFile
+
+    out = []
+    for path, err in facts.site.unreadable.items():
+        entry = facts.site.files[path]
+        if isinstance(entry.source, SingleFile):
+            out.append(Finding("WD001", "input could not be read", Severity.ERROR,
+                               Location(err.path, err.line, member=None), err.message))
+            report.input_errors += 1
+        else:
+            report.skipped.append(Skipped(err.path, f"not read ({entry.origin}): {err.message}", err.member))
+    for side in (facts.extension, facts.torch):
+        for source, _ in side.sources:
+            for r in source.rejected:
+                if looks_like_library(r.name):
+                    report.skipped.append(Skipped(source.path, f"refused by the archive reader: {r.reason}", r.name))
+    return out
 
 
 def record(facts) -> dict:

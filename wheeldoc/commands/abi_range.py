@@ -50,7 +50,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
             try:
                 findings = run_abi_rules(facts, ctx)
                 failure = next((first_failure(facts, r) for r in facts.results
-                                if not (r.loads and not facts.torch_import.failures)), None)
+                                if facts.root_verdict(r) == "incompatible"), None)
                 rows.append({"torch": wheel.version, "wheel": wheel.filename, "verdict": facts.verdict,
                              "first_failure": failure, "pin_satisfied": facts.pin_satisfied})
                 per_release.append(findings)

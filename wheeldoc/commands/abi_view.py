@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from wheeldoc.render.text import Lines
 
-VERDICT_STYLE = {"compatible": "bold green", "incompatible": "bold red"}
+VERDICT_STYLE = {"compatible": "bold green", "incompatible": "bold red", "unknown": "bold yellow"}
 
 
 def first_failure(facts, result) -> str:
@@ -33,11 +33,12 @@ def first_failure(facts, result) -> str:
 def extension_records(facts) -> list[dict]:
     out = []
     for r in facts.results:
-        ok = r.loads and not facts.torch_import.failures
+        verdict = facts.root_verdict(r)
         out.append({
             "library": r.root,
-            "verdict": "compatible" if ok else "incompatible",
-            "first_failure": None if ok else first_failure(facts, r),
+            "verdict": verdict,
+            "first_failure": first_failure(facts, r) if verdict == "incompatible" else None,
+            "unreadable": list(r.unreadable),
             "missing_libraries": [{"soname": m.soname, "needed_by": m.needed_by} for m in r.missing_libraries],
             "missing_symbols": len(r.missing_symbols),
             "unverified_symbols": [{"symbol": u.symbol, "demangled": facts.demangled.get(u.symbol, u.symbol),
@@ -62,7 +63,12 @@ def verdict_section(out: Lines, facts) -> None:
             f" — {who} on {facts.torch_display} ({facts.torch_build}); system target {facts.target.label}")
     width = max((len(r.root) for r in facts.results), default=0)
     for r in facts.results:
-        ok = r.loads and not facts.torch_import.failures
+        verdict = facts.root_verdict(r)
+        if verdict == "unknown":
+            out.add(f"  {r.root.ljust(width)}  ", ("not checked", "yellow"),
+                    f": {', '.join(r.unreadable)} could not be read")
+            continue
+        ok = verdict == "compatible"
         out.add(f"  {r.root.ljust(width)}  ", ("loads" if ok else "cannot load", "green" if ok else "red"),
                 "" if ok else f": {first_failure(facts, r)}")
     if not facts.results:
