@@ -120,6 +120,15 @@ def test_library_path_flag(cli):
     assert f["severity"] == "warning" and f["data"]["environment_majors"] == [13]
 
 
+def test_the_drivers_libcuda_on_the_path_is_not_reported(cli, tmp_path):
+    """An H200 machine's LD_LIBRARY_PATH=/usr/local/nvidia/lib64 holds libcuda.so.580.159.04:
+    the driver's library, not another CUDA build (a false WD505 found on the real machine)."""
+    for name in ("libcuda.so.580.159.04", "libcuda.so.1", "libcuda.so", "libnvidia-ml.so.1"):
+        shutil.copyfile(ROOT / "fixtures/envs/ldpath/unrelated/libx.so.1", tmp_path / name)
+    _, doc = doctor(cli, "cuda-ok", *H200, "--ld-library-path", str(tmp_path))
+    assert "WD505" not in rules(doc) and doc["verdict"] == "healthy"
+
+
 def test_driver_minor_newer_is_information(cli):
     _, doc = doctor(cli, "cuda-ok", "--gpu", "h200", "--driver", "13.0")
     assert "WD504" not in rules(doc)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from wheeldoc.analysis.envfacts import EnvFacts, Machine
-from wheeldoc.engine import Context, Selection, run_family
+from wheeldoc.engine import Context, Selection
 from wheeldoc.model import Finding, Severity
 from wheeldoc.sources.environment import EnvironmentLocation, FileSystem
 from wheeldoc.sources.environment_fs import HOST
@@ -27,7 +27,7 @@ from wheeldoc.target import Driver, Gpu, Target
 # The finding that explains a broken environment best comes first: a CPU torch explains the
 # extensions that cannot load, a driver too old explains kernels that fail, and so on.
 EMBEDDED_VERSION = "1"
-ROOT_CAUSE_ORDER = ("WD501", "WD504", "WD502", "WD506", "WD2", "WD503", "WD3", "WD505", "WD508", "WD509", "WD5")
+ROOT_CAUSE_ORDER = ("WD510", "WD501", "WD504", "WD502", "WD506", "WD2", "WD503", "WD3", "WD505", "WD508", "WD509", "WD5")
 
 
 @dataclass
@@ -132,17 +132,18 @@ def diagnose(location: EnvironmentLocation, target: Target, machine: Machine, *,
     t2 = time.perf_counter()
     facts = EnvFacts(env, where or fs.where(location.site_packages[0]), fs, target, machine, image)
     facts.extra["library_keys"] = scan.keys
+    facts.extra["machines"] = dict(scan.machines)
     ctx = Context(target, selection)
-    findings = run_family("WD5", facts, ctx)
+    from wheeldoc.rules import environment as wd5
+
+    findings = wd5.run(facts, ctx)
     t3 = time.perf_counter()
     diag = Diagnosis(facts, findings)
     diag.scan, diag.cache = scan, cache
     diag.scan_stats = {"libraries": len(scan.libraries), "with_gpu_code": len(scan.fatbins),
                        "cache_hits": scan.cache_hits, "cache_misses": scan.cache_misses,
                        "composite_hit": scan.composite_hit, "bytes_read": scan.bytes_read}
-    from wheeldoc.registry import family_rules
-
-    if abi and any(selection.enabled(r.code) for r in family_rules("WD2")):
+    if abi and any(selection.enabled(f"WD20{i}") for i in range(10)):
         _abi(diag, ctx, cache)
     t4 = time.perf_counter()
     _kernels(diag, scan, ctx, cache)

@@ -20,7 +20,7 @@ import posixpath
 from dataclasses import dataclass
 
 from wheeldoc.analysis.envfacts import EnvFacts
-from wheeldoc.engine import Context, Selection, run_family
+from wheeldoc.engine import Context, Selection
 from wheeldoc.errors import InputError
 from wheeldoc.model import Finding, Location
 from wheeldoc.sources.environment import Distribution, FileSystem
@@ -115,6 +115,7 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
     from wheeldoc.analysis.abifacts import CudaPlan, Side, analyze
     from wheeldoc.analysis.abiinputs import _installed_tags
     from wheeldoc.data.abi_tables import system_target
+    from wheeldoc.rules import abi as wd2
 
     fs = facts.fs
     torch = EnvDistribution(fs, facts.torch_dist)
@@ -143,7 +144,7 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
                 "(libraries known from metadata only)" if unverified else
                 f"{len(r.closure)} libraries in its closure resolve")
             results.append(AbiResult(r.root, name, verdict, detail))
-        for f in run_family("WD2", a, rule_ctx):
+        for f in wd2.run(a, rule_ctx):
             findings.append(_located(f, facts, dist))
     return results, findings, None
 

@@ -18,6 +18,7 @@ import hashlib
 import os
 import posixpath
 import re
+import struct
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -26,7 +27,7 @@ from wheeldoc.sources.environment import Distribution, FileSystem, HostFileSyste
 from wheeldoc.sources.environment_libs import SharedLibrary, is_shared_object, library_kind, read_dynamic
 from wheeldoc.sources.fatbin import Fatbin
 
-SCAN_VERSION = "1"
+SCAN_VERSION = "2"
 MAX_LIBRARIES = 200_000
 _RECORD_ROW = re.compile(r'^(?:"((?:[^"]|"")*)"|([^",\n]*)),sha256=([A-Za-z0-9_\-]+=*),', re.MULTILINE)
 
@@ -38,6 +39,7 @@ class Scan:
     libraries: list[SharedLibrary] = field(default_factory=list)
     fatbins: dict[str, dict] = field(default_factory=dict)  # path -> encoded fatbin (see `fatbin`)
     keys: dict[str, str] = field(default_factory=dict)  # path -> cache key (content hash based)
+    machines: dict[int, int] = field(default_factory=dict)  # ELF e_machine -> how many libraries
     skipped: list[SkippedFile] = field(default_factory=list)
     cache_hits: int = 0
     cache_misses: int = 0
@@ -221,13 +223,14 @@ def read_library(fs: FileSystem, path: str) -> dict:
         if not is_elf(buf):
             raise InputError(where, "not an ELF file (bad magic)", offset=0)
         info = read_dynamic(buf, where)
+        machine = struct.unpack_from("<H" if buf[5] == 1 else ">H", buf, 18)[0]  # e_machine
         fb = None
         if info.gpu_sections and not isinstance(fs, HostFileSystem):
             fb = read_fatbin(buf, where)
     if info.gpu_sections and isinstance(fs, HostFileSystem):
         fb = open_fatbin(path)  # pread: keeps the resident set small on 1 GB libraries
     return {"format": "elf", "needed": list(info.needed), "soname": info.soname, "rpath": list(info.rpath),
-            "runpath": list(info.runpath), "gpu": list(info.gpu_sections),
+            "runpath": list(info.runpath), "gpu": list(info.gpu_sections), "machine": machine,
             "fatbin": encode_fatbin(fb) if fb is not None and fb.containers else None}
 
 
@@ -241,6 +244,10 @@ def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | N
         return
     lib = SharedLibrary(path, owner, kind, size, vendored, "elf", tuple(value["needed"]), value["soname"],
                         tuple(value["rpath"]), tuple(value["runpath"]), tuple(value["gpu"]))
+    machine = value["machine"]
+    if not isinstance(machine, int):
+        raise ValueError("machine is not an ELF e_machine")
+    out.machines[machine] = out.machines.get(machine, 0) + 1
     doc = value["fatbin"]
     if doc is not None:
         if doc is not True and (not isinstance(doc, dict) or not isinstance(doc.get("containers"), list)):

@@ -33,9 +33,7 @@ def _doctor(name: str, *flags: str) -> tuple[str, ...]:
 
 def _finding(code: str, location: Location, message: str, evidence: Iterable[str] = (), fix: Fix | None = None,
              severity: Severity | None = None, **data) -> Finding:
-    from wheeldoc.registry import get_rule
-
-    r = get_rule(code)
+    r = _CHECKS[code].rule  # type: ignore[attr-defined]
     ev = list(evidence)
     if len(ev) > MAX_EVIDENCE:
         ev = ev[:MAX_EVIDENCE - 1] + [f"… and {len(ev) - MAX_EVIDENCE + 1} more"]
@@ -204,11 +202,16 @@ def cpu_torch_cuda_wanted(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
         missing={facts.rel(lib.path): list(m) for lib, m in broken})
 
 
+_TORCH_REQ = re.compile(r"^\s*torch\s*(?:[\[(;<>=!~]|$)", re.IGNORECASE)
+
+
 def _torch_pin(facts: EnvFacts, dist) -> str | None:
     """`dist`'s Requires-Dist on torch that applies here, as written; None without one."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     for text in dist.requires:
+        if not _TORCH_REQ.match(text):  # parse only what can name torch (200 distributions, 2,000 lines)
+            continue
         try:
             req = Requirement(text)
         except InvalidRequirement:
@@ -579,6 +582,8 @@ def cuda_library_on_path(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
                 ours.setdefault(_family(m["family"]), set()).add(int(m["major"]))
     where = "the image's" if facts.image is not None else "the"
     for found in lp.libraries:
+        if found.family == "cuda":  # libcuda.so.1 is the driver's own library: it belongs on the path
+            continue
         fam = _family(found.family)
         majors = ours.get(fam)
         if not majors or found.major is None:
@@ -795,3 +800,69 @@ def cpu_install_settings(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
                        [], Fix(f"Unset {var}" + (f" or set it to {variant}" if var == "UV_TORCH_BACKEND" else ""),
                                "display-only"),
                        variable=var, value=value)
+
+
+_ELF_MACHINES = {62: "x86_64", 183: "aarch64", 3: "i386", 40: "arm", 21: "ppc64le", 22: "s390x"}
+
+
+@rule("WD510", "platform-mismatch", title="the environment is built for another CPU than the target's",
+      severity=Severity.ERROR,
+      examples=(Example(_doctor("cuda-ok", "--gpu", "gb10", "--driver", "580.95.05"), True),
+                Example(_doctor("cuda-ok", "--platform", "linux-aarch64", "--driver", "none"), True),
+                Example(_doctor("cuda-ok", *H200), False),
+                Example(_doctor("cuda-ok", "--platform", "linux-x86_64", "--gpu", "gb10"), False)))
+def platform_mismatch(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Compares the CPU architecture of the environment's shared objects (the ELF `e_machine` of
+    every one, else the interpreter's or the image's platform) with the target platform:
+    `--platform`, or the one a GPU implies (`--gpu gb10` is an aarch64 system, DGX Spark).
+
+    ## Why is this bad?
+    Nothing compiled for x86-64 runs on an Arm machine: torch, every extension and every CUDA
+    library fail to load there (`cannot open shared object file` or `wrong ELF class`), whatever
+    the kernel verdicts say about the GPU code inside them. A check for GB10 made on an x86-64
+    workstation's environment answers nothing about the Spark.
+
+    ## Example
+    ```
+    $ wheeldoc doctor --site-packages fixtures/envs/cuda-ok/lib/python3.12/site-packages --gpu gb10
+    the environment's 6 shared objects are x86_64 builds; the target is linux-aarch64 (gb10)
+    ```
+
+    ## Fix
+    Check (and build) the environment on the target platform: run `wheeldoc doctor` there, or
+    build an `linux/arm64` image and run `wheeldoc image` on it.
+    """
+    plat = facts.target.platform
+    if not plat or not plat.startswith("linux-"):
+        return
+    want = plat.split("-", 1)[1]
+    machines = {_ELF_MACHINES.get(m, f"EM_{m}"): n for m, n in facts.extra.get("machines", {}).items()}
+    if machines:
+        have, n = max(machines.items(), key=lambda kv: kv[1])
+        said = f"the environment's {_plural(n, 'shared object')} are {have} builds" if n > 1 else \
+            f"the environment's shared object is a {have} build"
+    else:
+        have = facts.env.location.markers.get("platform_machine", "")
+        said = f"the environment's interpreter runs on {have}"
+    if not have or have == want:
+        return
+    gpu = facts.target.gpu
+    yield _finding("WD510", Location(facts.where),
+                   f"{said}; the target is {plat}" + (f" ({gpu.name})" if gpu else "") +
+                   ". Nothing compiled here loads there.",
+                   [f"{k}: {v} shared objects" for k, v in sorted(machines.items())],
+                   Fix(f"Check the environment built on {plat}: run wheeldoc doctor there, or wheeldoc image on "
+                       f"a linux/{'arm64' if want == 'aarch64' else 'amd64'} image", "display-only"),
+                   environment=have, target=plat, machines=machines)
+
+
+_CHECKS = {fn.rule.code: fn for fn in (platform_mismatch, cpu_torch_cuda_wanted, cuda_runtime_unmet, companion_mismatch,  # type: ignore[attr-defined]
+                                       driver_too_old, cuda_library_on_path, duplicate_distribution,
+                                       no_nvidia_driver, requirement_unmet, cpu_install_settings)}
+
+
+def run(facts: EnvFacts, ctx: Context) -> list[Finding]:
+    """Every enabled WD5xx rule, without importing the other families' rule modules (start-up)."""
+    return [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
