@@ -26,7 +26,7 @@ from wheeldoc.model import Finding, Location
 from wheeldoc.sources.environment import Distribution, FileSystem
 from wheeldoc.sources.wheel import Member, MemberData, MemberSource, RejectedMember
 
-CACHE_VERSION = "abi-2"
+CACHE_VERSION = "abi-3"
 
 
 @dataclass(frozen=True)
@@ -138,8 +138,10 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
         for r in a.results:
             ok = r.loads and not a.torch_import.failures
             unverified = [u for u in r.unresolved if u.status == "unverified"]
-            verdict = "fails" if not ok else "unverified" if unverified else "loads"
+            unread = list(getattr(r, "unreadable", ()))
+            verdict = "fails" if not ok else "unverified" if unverified or unread else "loads"
             detail = _failure(a, r) if not ok else (
+                f"not verified: {', '.join(unread[:3])} could not be read" if unread else
                 f"{len(unverified)} symbol{'s' if len(unverified) != 1 else ''} not verified "
                 "(libraries known from metadata only)" if unverified else
                 f"{len(r.closure)} libraries in its closure resolve")
