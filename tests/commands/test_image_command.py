@@ -69,7 +69,7 @@ def cpu_torch_layer() -> bytes:
         im.file_(f"{di}/RECORD", record), im.file_(f"{di}/INSTALLER", b"pip\n")])
 
 
-def image_json(cli, path: Path, *flags: str):
+def image_json(cli, path, *flags: str):
     res = cli("image", str(path), *flags, "--format", "json")
     doc = json.loads(res.out)
     jsonschema.Draft202012Validator(report_schema()).validate(doc)
@@ -214,3 +214,74 @@ def test_real_cpu_torch_image_is_broken(cli, request, tmp_path):
     assert env["environment"]["torch"]["version"] == "2.13.0+cpu"
     failing = {x["library"]: x["detail"] for x in env["abi"]["extensions"] if x["verdict"] == "fails"}
     assert failing["torchvision/_C.so"].startswith("not found: libc10_cuda.so")
+
+
+class _FakeDaemon:
+    """A Docker Engine API endpoint on a unix socket that knows one image: enough for the Docker
+    SDK's `images.get(ref)` and `Image.save()` (the real SDK, speaking HTTP to it)."""
+
+    def __init__(self, sock: Path, ref: str, tarball: bytes) -> None:
+        import http.server
+        import socketserver
+        import threading
+
+        ref_path = ref.replace(":", "%3A").replace("/", "%2F")
+        image_id = "sha256:" + "ab" * 32
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def address_string(self):  # a unix socket has no client address
+                return "local"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):  # noqa: N802 (http.server's naming)
+                path = self.path.split("?", 1)[0]
+                if path.endswith("/version") or path.endswith("/_ping"):
+                    return self._send(json.dumps({"ApiVersion": "1.44", "Version": "25.0.0"}).encode())
+                if path.endswith(f"/images/{ref_path}/json") or path.endswith(f"/images/{ref}/json"):
+                    return self._send(json.dumps({"Id": image_id, "RepoTags": [ref]}).encode())
+                if "/images/" in path and path.endswith("/get"):
+                    return self._send(tarball, "application/x-tar")
+                self.send_response(404)
+                body = json.dumps({"message": f"No such image: {path}"}).encode()
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _send(self, body: bytes, ctype: str = "application/json"):
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        self.server = Server(str(sock), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("docker") is None, reason="the docker extra is not installed")
+def test_reference_read_through_the_docker_sdk(cli, monkeypatch, tmp_path):
+    layers = [base_layer(), venv_layer(), cpu_torch_layer()]
+    tarball = im.write_docker_save(tmp_path / "img.tar", layers, im.config(layers), tags=("app:cpu",)).read_bytes()
+    daemon = _FakeDaemon(tmp_path / "docker.sock", "app:cpu", tarball)
+    try:
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/docker.sock")
+        res, doc = image_json(cli, "app:cpu", *H200)
+        assert doc["verdict"] == "broken" and doc["doctor"]["root_cause"]["rule"] == "WD501"
+        assert doc["image"]["format"] == "docker-save" and doc["image"]["ref"] == "app:cpu"
+        res = cli("image", "app:missing", *H200)
+        assert res.code == 2 and "the Docker daemon has no image 'app:missing'" in res.err
+    finally:
+        daemon.close()
+    leftovers = [p for p in Path(__import__("tempfile").gettempdir()).glob("wheeldoc-image-*.tar")]
+    assert not leftovers

@@ -25,7 +25,6 @@ MachineSource = Literal["host", "flags", "image"]
 
 # torch libraries only a CUDA build ships (what a CUDA companion links and a CPU torch lacks)
 _CUDA_TORCH_LIB = re.compile(r"^lib(?:c10_cuda|torch_cuda(?:_[a-z_]+)?|torch_nvshmem|c10d_cuda_test)\.so")
-_SONAME_MAJOR = re.compile(r"\.so\.(\d+)")
 
 
 @dataclass(frozen=True)
@@ -153,8 +152,3 @@ class EnvFacts:
             for n in lib.needed:
                 out.setdefault(n, []).append(lib)
         return out
-
-
-def soname_major(name: str) -> int | None:
-    m = _SONAME_MAJOR.search(name)
-    return int(m[1]) if m else None

@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import Iterable, Iterator
 
-from wheeldoc.analysis.envfacts import EnvFacts, soname_major
+from wheeldoc.analysis.envfacts import EnvFacts
 from wheeldoc.engine import Context
 from wheeldoc.model import Finding, Fix, Location, Severity
 from wheeldoc.registry import Example, rule
