@@ -37,7 +37,10 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
     path = Path(explicit) if explicit else find_pyproject(start or Path.cwd())
     if path is None:
         return Config()
-    import tomli
+    try:
+        import tomli
+    except ImportError:  # tomli is a dependency; a bare interpreter still has tomllib (3.11+)
+        import tomllib as tomli  # type: ignore[no-redef]
 
     try:
         data = tomli.loads(path.read_text(encoding="utf-8"))
