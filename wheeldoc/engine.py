@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from wheeldoc.errors import InputError
 from wheeldoc.model import Finding, Location, Report, Severity
-from wheeldoc.registry import all_rules
+from wheeldoc.registry import family_rules
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 FAIL_ON = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO, "never": None}
@@ -47,8 +47,8 @@ class Context:
 def run_family(prefix: str, facts: Any, ctx: Context) -> list[Finding]:
     """Run every enabled rule whose code starts with `prefix` over `facts`."""
     out: list[Finding] = []
-    for code, rule in all_rules().items():
-        if code.startswith(prefix) and ctx.enabled(code):
+    for rule in family_rules(prefix):
+        if ctx.enabled(rule.code):
             out.extend(rule.check(facts, ctx))
     return out
 

@@ -23,14 +23,15 @@ FAMILIES = {
     "WD4": "dockerfile",
     "WD5": "environment",
 }
-RULE_MODULES = (
-    "wheeldoc.rules.inputs",
-    "wheeldoc.rules.lockfile",
-    "wheeldoc.rules.dockerfile",
-    "wheeldoc.rules.kernels",
-    "wheeldoc.rules.environment",
-    "wheeldoc.rules.abi",
-)
+FAMILY_MODULES = {
+    "WD0": "wheeldoc.rules.inputs",
+    "WD1": "wheeldoc.rules.lockfile",
+    "WD2": "wheeldoc.rules.abi",
+    "WD3": "wheeldoc.rules.kernels",
+    "WD4": "wheeldoc.rules.dockerfile",
+    "WD5": "wheeldoc.rules.environment",
+}
+RULE_MODULES = tuple(FAMILY_MODULES.values())
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Fix")
 
 
@@ -83,15 +84,26 @@ def rule(
     return register
 
 
+def _load(prefix: str) -> None:
+    """Import the rule modules whose family a code prefix can reach (one for `WD101` or `WD1`,
+    all for `WD`): a command pays only for its own family at start-up."""
+    for family, module in FAMILY_MODULES.items():
+        if family.startswith(prefix[:3]) or prefix.startswith(family):
+            importlib.import_module(module)
+
+
 def all_rules() -> dict[str, Rule]:
-    for module in RULE_MODULES:
-        importlib.import_module(module)
+    _load("WD")
     return dict(sorted(_RULES.items()))
 
 
 def get_rule(code: str) -> Rule | None:
-    return all_rules().get(code.upper())
+    code = code.upper()
+    _load(code)
+    return _RULES.get(code)
 
 
 def family_rules(prefix: str) -> list[Rule]:
-    return [r for c, r in all_rules().items() if c.startswith(prefix)]
+    """The rules whose code starts with `prefix`, in code order, importing only their family."""
+    _load(prefix)
+    return [r for c, r in sorted(_RULES.items()) if c.startswith(prefix)]

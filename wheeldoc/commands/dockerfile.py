@@ -37,13 +37,10 @@ def _read(path: Path) -> bytes:
 
 
 def wd4_rules() -> list:
-    """The WD4 rules, all defined in `wheeldoc.rules.dockerfile`. Importing only that module
-    (not every rule family through `registry.all_rules`) keeps the pre-commit path light; a
-    test checks this is the registry's whole WD4 family."""
-    from wheeldoc.rules import dockerfile as module
+    """The WD4 rules; the registry imports only their module, which keeps the pre-commit path light."""
+    from wheeldoc.registry import family_rules
 
-    rules = [f.rule for f in vars(module).values() if callable(f) and hasattr(f, "rule")]
-    return sorted((r for r in rules if r.code.startswith("WD4")), key=lambda r: r.code)
+    return family_rules("WD4")
 
 
 def analyze_text(text: str, path: str, ctx: Context) -> tuple[Dockerfile, list[Finding]]:

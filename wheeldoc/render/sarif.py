@@ -7,7 +7,7 @@ from typing import Any
 
 from wheeldoc import __version__
 from wheeldoc.model import Finding, Report, Severity
-from wheeldoc.registry import all_rules
+from wheeldoc.registry import get_rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
@@ -15,7 +15,7 @@ INFO_URI = "https://github.com/wheeldoc/wheeldoc"
 
 
 def _rule_descriptor(code: str) -> dict[str, Any]:
-    rule = all_rules().get(code)
+    rule = get_rule(code)
     if rule is None:
         return {"id": code}
     first = rule.doc.split("## Why is this bad?")[0].replace("## What it does", "").strip()
