@@ -60,10 +60,11 @@ def run_one(name: str, seconds: int, restart: bool, extra: list[str]) -> dict:
         start = time.monotonic()
         cmd = [sys.executable, str(FUZZ_DIR / f"fuzz_{name}.py"), f"-max_total_time={left}",
                "-print_final_stats=1", *extra]
-        proc = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         took = time.monotonic() - start
-        log = proc.stdout + proc.stderr
-        (log_dir / f"last-{int(time.time())}.log").write_text(log[-200_000:])
+        log = proc.stdout  # one stream, in order: the traceback sits right before libFuzzer's verdict
+        (log_dir / f"last-{int(time.time())}.log").write_text(log[:20_000] + "\n[...]\n" + log[-200_000:]
+                                                              if len(log) > 220_000 else log)
         got = parse_output(log)
         total["runs"] += got["runs"]
         for k in ("cov", "ft", "corpus"):

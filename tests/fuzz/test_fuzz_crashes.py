@@ -34,6 +34,13 @@ def test_uv_lock_version_holding_tables_is_read():
     assert lock.option("version")[0].line == 1
 
 
+def test_uv_lock_wheels_that_is_not_an_array_is_read():
+    """`wheels = 1` was iterated (TypeError, lock_uv.py); found by the 480 s campaign."""
+    lock = load_lockfile(CRASHES / "uv_lock" / "wheels-not-an-array.uv.lock")
+    (torch,) = lock.packages
+    assert (torch.name, torch.version, torch.wheels, torch.hashes) == ("torch", "2.9.1+cu128", (), 0)
+
+
 @pytest.mark.parametrize("name, line", [("invalid-ipv6-url.txt", 2), ("named-invalid-ipv6-url.txt", 1)])
 def test_requirement_url_urllib_cannot_split_is_an_input_error(name: str, line: int):
     """`file://[...` / `torch @ http://[...` raised urllib's ValueError (lock_requirements.py)."""

@@ -104,12 +104,17 @@ def _file_ref(entry: Any) -> str | None:
     return None
 
 
+def _list(value: Any) -> list:
+    """A TOML array, or nothing (`wheels = 1` is not a list of wheels)."""
+    return value if isinstance(value, list) else []
+
+
 def _hash_count(pkg: dict) -> int:
     n = 0
     sdist = pkg.get("sdist")
     if isinstance(sdist, dict) and sdist.get("hash"):
         n += 1
-    for w in pkg.get("wheels") or ():
+    for w in _list(pkg.get("wheels")):
         if isinstance(w, dict) and w.get("hash"):
             n += 1
     return n
@@ -206,7 +211,7 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
                 index=where if kind == "registry" else None,
                 source=kind,
                 url=where if kind != "registry" else None,
-                wheels=tuple(r for r in map(_file_ref, pkg.get("wheels") or ()) if r),
+                wheels=tuple(r for r in map(_file_ref, _list(pkg.get("wheels"))) if r),
                 sdist=_file_ref(sdist),
                 dependencies=tuple(deps),
                 pulled_in_by=tuple(dict.fromkeys(
