@@ -85,6 +85,11 @@ def emit(report: Report, settings: Settings, sections: tuple[Callable, ...] = ()
         from wheeldoc.render.text import render as render_text
 
         text = render_text(report, settings.fail_on, color=settings.color, sections=sections)
+    return deliver(text, report, settings)
+
+
+def deliver(text: str, report: Report, settings: Settings) -> int:
+    """Write a rendered report (file or stdout), repeat input errors on stderr, return the exit code."""
     if settings.output:
         Path(settings.output).write_text(text, encoding="utf-8")
     else:

@@ -260,9 +260,7 @@ def findings_section(findings: list[Finding]) -> Callable[[Lines], None]:
 
 def render_text(report: Report, settings, sections) -> int:
     """The report as text: the sections, then the summary line (the findings are a section)."""
-    from pathlib import Path
-
-    from wheeldoc.engine import exit_code
+    from wheeldoc.commands.common import deliver
     from wheeldoc.render.text import _summary, _to_plain, _to_rich
 
     out = Lines()
@@ -271,14 +269,7 @@ def render_text(report: Report, settings, sections) -> int:
     _summary(out, report)
     use_color = sys.stdout.isatty() if settings.color is None else settings.color
     text = _to_rich(out) if use_color and not settings.output else _to_plain(out)
-    if settings.output:
-        Path(settings.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
-    for f in report.findings:
-        if f.rule == "WD001":
-            print(f"wheeldoc: error: {f.location.display()}: {f.message}", file=sys.stderr)
-    return exit_code(report, settings.fail_on)
+    return deliver(text, report, settings)
 
 
 # -- progress ------------------------------------------------------------------------------------
