@@ -237,6 +237,13 @@ def min_driver_for_cuda(cuda: str | int | tuple[int, int]) -> str | None:
     return t.min_driver if t else None
 
 
+def driver_floor(cuda: str | int | tuple[int, int]) -> str | None:
+    """The minimum driver for a CUDA version, else for its major's GA release (a CUDA 13.x build
+    runs on any 13.0 driver through minor-version compatibility)."""
+    want = parse_version(cuda)
+    return min_driver_for_cuda(want) or min_driver_for_cuda((want[0], 0))
+
+
 def cuda_for_driver(driver: str) -> tuple[int, int] | None:
     """The CUDA version a driver supports, from its branch ("580.95.05" -> (13, 0)).
 

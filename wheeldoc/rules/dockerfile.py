@@ -1077,7 +1077,7 @@ def image_cuda_newer_than_driver(facts: DockerFacts, ctx: Context) -> Iterator[F
 
     def judge(cuda: tuple[int, int], line: int, what: str, stage: Stage) -> Iterator[Finding]:
         if cuda[0] > driver.cuda[0]:
-            need = tables.min_driver_for_cuda(cuda) or tables.min_driver_for_cuda((cuda[0], 0))
+            need = tables.driver_floor(cuda)
             yield Finding(
                 rule="WD408", title="CUDA in the image newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, line),

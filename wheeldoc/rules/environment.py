@@ -487,7 +487,7 @@ def driver_too_old(facts: EnvFacts, ctx: Context) -> Iterator[Finding]:
     cuda = facts.torch_cuda
     if cuda is not None:
         if cuda[0] > driver.cuda[0]:
-            minimum = tables.min_driver_for_cuda(cuda) or tables.min_driver_for_cuda((cuda[0], 0))
+            minimum = tables.driver_floor(cuda)
             base = facts.torch_version.split("+")[0]
             from wheeldoc.data.torch import series_of
             from wheeldoc.torchbuild import cuda_variant, variant_cuda

@@ -364,7 +364,7 @@ def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     for pkg, b in family:
         need = (b.cuda[0], max(b.cuda[1], 0))
         if need[0] > driver.cuda[0]:
-            minimum = tables.min_driver_for_cuda(need) or tables.min_driver_for_cuda((need[0], 0))
+            minimum = tables.driver_floor(need)
             yield Finding(
                 rule="WD104", title="CUDA build newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, pkg),
