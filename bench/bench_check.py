@@ -60,7 +60,7 @@ def main() -> int:
     subprocess.run([py, "-m", "compileall", "-q", str(REPO / "wheeldoc")], check=True)
     commands = [
         ("bare: python -c tomli.load", [py, "-c", f"import tomli; tomli.load(open({str(lock)!r}, 'rb'))"]),
-        ("source: load_lockfile", [py, "-c", "from wheeldoc.sources.lockfile import load_lockfile; "
+        ("source: load_lockfile", [py, "-c", "from wheeldoc.lockfile.source import load_lockfile; "
                                               f"load_lockfile({str(lock)!r})"]),
         ("python -m wheeldoc check", [py, "-m", "wheeldoc", "check", str(lock)]),
         ("wheeldoc --version", [py, "-m", "wheeldoc", "--version"]),

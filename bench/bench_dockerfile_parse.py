@@ -26,15 +26,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from wheeldoc.sources.dockerfile import parse_dockerfile  # noqa: E402
-from wheeldoc.sources.dockerfile_model import analyze  # noqa: E402
-from wheeldoc.sources.shell import commands_in_run, find_installs  # noqa: E402
+from wheeldoc.dockerfile.parser import parse_dockerfile  # noqa: E402
+from wheeldoc.dockerfile.stages import analyze  # noqa: E402
+from wheeldoc.dockerfile.shell import commands_in_run, find_installs  # noqa: E402
 
 FULL = """
 import sys
-from wheeldoc.sources.dockerfile import parse_dockerfile
-from wheeldoc.sources.dockerfile_model import analyze
-from wheeldoc.sources.shell import commands_in_run, find_installs
+from wheeldoc.dockerfile.parser import parse_dockerfile
+from wheeldoc.dockerfile.stages import analyze
+from wheeldoc.dockerfile.shell import commands_in_run, find_installs
 df = parse_dockerfile(sys.argv[1])
 g = analyze(df)
 n = sum(len(find_installs(commands_in_run(i))) for i in df.instructions)

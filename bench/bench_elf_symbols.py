@@ -4,7 +4,7 @@
     uv run python bench/bench_elf_symbols.py --file some/lib.so  # any file on disk
     uv run python bench/bench_elf_symbols.py --pyelftools        # also time pyelftools' iterator
 
-The member is inflated once (through wheeldoc.sources.wheel) into a temporary file, so both
+The member is inflated once (through wheeldoc.binary.members) into a temporary file, so both
 tools read the same bytes from the page cache. Each side runs --repeat times; the table shows
 the best and the median wall time, the ratio nm / wheeldoc, and whether the two symbol sets
 are identical. Also reported: what opening the member from the wheel costs against inflating
@@ -22,8 +22,8 @@ import time
 import zipfile
 from pathlib import Path
 
-from wheeldoc.sources.elf import read_elf_member, read_elf_path
-from wheeldoc.sources.wheel import WheelArchive
+from wheeldoc.binary.elf import read_elf_member, read_elf_path
+from wheeldoc.binary.members import WheelArchive
 
 TORCH = "/opt/pypi-more/files/torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl"
 

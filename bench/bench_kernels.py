@@ -180,7 +180,7 @@ def main() -> None:
     print(f"listings: {len(mine)} lines each, identical: {same} (apart from {quirks} `f` cubins "
           "cuobjdump names without the f)")
 
-    from wheeldoc.sources.fatbin import listing, open_fatbin
+    from wheeldoc.kernels.fatbin import listing, open_fatbin
 
     t0 = time.perf_counter()
     fb = open_fatbin(lib)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Ground truth on a real GPU: load every fixture container with cuModuleLoadData and compare
-the driver's answer with wheeldoc's prediction (wheeldoc.kernels_model.predict_container).
+the driver's answer with wheeldoc's prediction (wheeldoc.kernels.load_model.predict_container).
 
     PYTHONPATH=. python3 bench/gpu_groundtruth.py [--out DIR] [--cc 9.0] [--ptx-isa 9.0]
     PYTHONPATH=. python3 bench/gpu_groundtruth.py --dry-run     # predictions only, no GPU
@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from wheeldoc.data.tables import ptx_isa_for_cuda  # noqa: E402
-from wheeldoc.kernels_model import predict_image  # noqa: E402
-from wheeldoc.sources.fatbin import container_bytes, open_fatbin  # noqa: E402
+from wheeldoc.kernels.load_model import predict_image  # noqa: E402
+from wheeldoc.kernels.fatbin import container_bytes, open_fatbin  # noqa: E402
 
 KERNELS = ROOT / "fixtures" / "kernels"
 KNOWN_ERRORS = {0: "CUDA_SUCCESS", 200: "CUDA_ERROR_INVALID_IMAGE", 209: "CUDA_ERROR_NO_BINARY_FOR_GPU",

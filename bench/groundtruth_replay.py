@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gpu_groundtruth import KERNELS, describe, expected_tag, images_of  # noqa: E402
 
-from wheeldoc.kernels_model import predict_container, predict_image  # noqa: E402
+from wheeldoc.kernels.load_model import predict_container, predict_image  # noqa: E402
 
 GROUNDTRUTH = ROOT / "docs" / "groundtruth"
 RUNS = {"first run": GROUNDTRUTH, "after fixes": GROUNDTRUTH / "after-fixes"}

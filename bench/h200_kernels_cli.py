@@ -43,10 +43,10 @@ def embedded_loads(doc: dict, sample: int = 48) -> list[str]:
     from gpu_groundtruth import Driver
     from h200_libraries import sample as pick
 
-    from wheeldoc.analysis.embedded import scan_file
+    from wheeldoc.kernels.embedded import scan_file
     from wheeldoc.data.tables import ptx_isa_for_cuda
-    from wheeldoc.kernels_model import predict_container
-    from wheeldoc.sources.fatbin import container_bytes
+    from wheeldoc.kernels.load_model import predict_container
+    from wheeldoc.kernels.fatbin import container_bytes
 
     libs = [x for x in doc["libraries"] if (x["load"] or {}).get("source") == "embedded"]
     if not libs:

@@ -35,9 +35,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from wheeldoc.data.tables import ptx_isa_for_cuda  # noqa: E402
-from wheeldoc.errors import InputError  # noqa: E402
-from wheeldoc.kernels_model import predict_container  # noqa: E402
-from wheeldoc.sources.fatbin import container_bytes, listing, open_fatbin  # noqa: E402
+from wheeldoc.core.errors import InputError  # noqa: E402
+from wheeldoc.kernels.load_model import predict_container  # noqa: E402
+from wheeldoc.kernels.fatbin import container_bytes, listing, open_fatbin  # noqa: E402
 
 
 def gpu_libraries(roots: list[Path]) -> list[Path]:
@@ -130,8 +130,8 @@ def _stratified(preds: list, per_verdict: int) -> list:
 def doctor_check(args) -> None:
     """The doctor's per-library listing against cuobjdump, and its kernel verdicts against what
     the driver does with the containers they rest on (cuModuleLoadData)."""
-    from wheeldoc.analysis.embedded import scan_file
-    from wheeldoc.kernels_model import predict_container
+    from wheeldoc.kernels.embedded import scan_file
+    from wheeldoc.kernels.load_model import predict_container
 
     doc = json.loads(Path(args.doctor_json).read_text())
     rows = doc["kernels"]

@@ -92,7 +92,7 @@ def manylinux(auditwheel_whl: Path) -> dict:
 
 
 def system_symbols() -> dict:
-    from wheeldoc.sources.elf import read_elf_path
+    from wheeldoc.binary.elf import read_elf_path
 
     libs = {}
     for soname, path in SYSTEM_LIBS.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from wheeldoc.commands.rule import rule_table_markdown
+from wheeldoc.verbs.rule import rule_table_markdown
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 BLOCK = re.compile(r"<!-- rules:start -->\n.*?<!-- rules:end -->", re.S)

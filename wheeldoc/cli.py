@@ -7,7 +7,7 @@ import sys
 from typing import Callable, Sequence
 
 from wheeldoc import __version__
-from wheeldoc.errors import InputError
+from wheeldoc.core.errors import InputError
 
 EXIT_USAGE = 2
 FORMATS = ("text", "json", "sarif")
@@ -118,9 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int]
     if args.command == "rule":
-        from wheeldoc.commands.rule import run
+        from wheeldoc.verbs.rule import run
     else:
-        from wheeldoc.commands import dispatch
+        from wheeldoc.verbs import dispatch
 
         run = dispatch(args.command)
     try:

@@ -1,4 +1,4 @@
-"""The cached wheel listing (wheeldoc/analysis/abilisting.py): keyed by the central directory,
+"""The cached wheel listing (wheeldoc/abi/listing.py): keyed by the central directory,
 equal to what a full open finds, never cached for archives that fail to open."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import zipfile
 import pytest
 
 from tests.conftest import ROOT
-from wheeldoc.analysis.abilisting import ListedWheel, central_directory_digest, open_wheel
-from wheeldoc.cache import Cache
-from wheeldoc.errors import InputError
-from wheeldoc.sources.elf import read_elf_member
-from wheeldoc.sources.wheel import WheelArchive
+from wheeldoc.abi.listing import ListedWheel, central_directory_digest, open_wheel
+from wheeldoc.core.cache import Cache
+from wheeldoc.core.errors import InputError
+from wheeldoc.binary.elf import read_elf_member
+from wheeldoc.binary.members import WheelArchive
 
 W = ROOT / "fixtures" / "abi" / "wheels"
 T11 = W / "fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl"

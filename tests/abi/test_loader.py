@@ -7,10 +7,10 @@ import array
 
 import pytest
 
-from wheeldoc.analysis.abisite import Entry, Site
-from wheeldoc.analysis.loader import Loader
+from wheeldoc.abi.site import Entry, Site
+from wheeldoc.abi.loader import Loader
 from wheeldoc.data.abi_tables import system_target
-from wheeldoc.sources.elf import ElfInfo, SymbolTable, VersionDefinition, VersionRequirement
+from wheeldoc.binary.elf import ElfInfo, SymbolTable, VersionDefinition, VersionRequirement
 
 GLOBAL_FUNC, WEAK_FUNC = 0x12, 0x22
 HIDDEN = 2

@@ -55,8 +55,8 @@ def naive_loads(torch: str, vision: str) -> bool:
     """Every unversioned, non-weak undefined symbol of torchvision's modules exported by some
     torch/lib library (versioned ones are taken as system symbols): what a check that looks
     only at torch/lib concludes."""
-    from wheeldoc.sources.elf import read_elf_member
-    from wheeldoc.sources.wheel import WheelArchive
+    from wheeldoc.binary.elf import read_elf_member
+    from wheeldoc.binary.members import WheelArchive
 
     with WheelArchive(truth.TORCH[torch]) as tw, WheelArchive(truth.VISION[vision]) as vw:
         exported = set()

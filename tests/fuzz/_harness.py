@@ -3,7 +3,7 @@
 Each `fuzz_<parser>.py` defines `test_one_input(data: bytes)` and `seeds()`, imports the
 parser inside `instrumented()`, and ends with `main(__file__, test_one_input, seeds)`.
 
-The contract: a parser fed any bytes returns, or raises `wheeldoc.errors.InputError`
+The contract: a parser fed any bytes returns, or raises `wheeldoc.core.errors.InputError`
 (`LimitExceeded` included). Any other exception, a hang past `-timeout` or memory past
 `-rss_limit_mb` is a crash: libFuzzer stops and writes the input to `-artifact_prefix`.
 
@@ -36,7 +36,7 @@ FUZZ_DIR = Path(__file__).resolve().parent
 if str(REPO) not in sys.path:  # tests.imagefactory, tests.wheelfactory
     sys.path.insert(0, str(REPO))
 
-from wheeldoc.errors import InputError  # noqa: E402  (not instrumented: it holds no logic)
+from wheeldoc.core.errors import InputError  # noqa: E402  (not instrumented: it holds no logic)
 
 try:
     import atheris
@@ -52,19 +52,18 @@ DEFAULT_FLAGS = ("-timeout=20", "-rss_limit_mb=2048")
 def instrumented() -> Iterator[None]:
     """Wrap the imports of the code under test (coverage feedback for wheeldoc only).
 
-    Every `wheeldoc.sources` module is imported here too: parsers import each other lazily
-    (`parse_lockfile` imports `lock_uv` on first use), and a module first imported after
+    Every `wheeldoc` module is imported here too: parsers import each other lazily
+    (`parse_lockfile` imports `uv_lock` on first use), and a module first imported after
     this block would run uninstrumented, invisible to the fuzzer."""
     if atheris is None:
         yield
         return
     with atheris.instrument_imports(include=["wheeldoc"]):
-        import wheeldoc.sources
+        import wheeldoc
 
-        for mod in pkgutil.iter_modules(wheeldoc.sources.__path__):
-            importlib.import_module(f"wheeldoc.sources.{mod.name}")
-        for extra in ("wheeldoc.torchbuild", "wheeldoc.cache"):
-            importlib.import_module(extra)
+        for mod in pkgutil.walk_packages(wheeldoc.__path__, "wheeldoc."):
+            if not mod.name.endswith("__main__"):
+                importlib.import_module(mod.name)
         yield
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from _harness import instrumented
 
 with instrumented():
-    from wheeldoc.sources.lockfile import detect_format, parse_lockfile
+    from wheeldoc.lockfile.source import detect_format, parse_lockfile
 
 
 def read_as(fmt: str, name: str, data: bytes) -> None:

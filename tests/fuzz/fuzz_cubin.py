@@ -6,7 +6,7 @@ from __future__ import annotations
 from _harness import contract, instrumented, main, read_seed_files
 
 with instrumented():
-    from wheeldoc.sources.cubin import compat_accelerator, parse_compat, read_cubin
+    from wheeldoc.kernels.cubin import compat_accelerator, parse_compat, read_cubin
 
 
 def seeds() -> list[bytes]:

@@ -16,14 +16,14 @@ import tempfile
 from _harness import REPO, contract, instrumented, main
 
 with instrumented():
-    from wheeldoc.sources.environment_dist import (
+    from wheeldoc.environment.dist import (
         parse_metadata_headers,
         parse_record,
         parse_version_py,
         read_distributions,
         read_torch_build,
     )
-    from wheeldoc.sources.environment_fs import HostFileSystem
+    from wheeldoc.environment.fs import HostFileSystem
 
 _DIR = tempfile.mkdtemp(prefix="wheeldoc-fuzz-dist-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
 SITE = os.path.join(_DIR, "site-packages")

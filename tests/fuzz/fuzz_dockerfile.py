@@ -7,9 +7,9 @@ from __future__ import annotations
 from _harness import contract, instrumented, main, read_seed_files
 
 with instrumented():
-    from wheeldoc.sources.dockerfile import parse_text
-    from wheeldoc.sources.dockerfile_model import analyze, mounts
-    from wheeldoc.sources.shell import commands_in_run, find_installs
+    from wheeldoc.dockerfile.parser import parse_text
+    from wheeldoc.dockerfile.stages import analyze, mounts
+    from wheeldoc.dockerfile.shell import commands_in_run, find_installs
 
 
 def seeds() -> list[bytes]:

@@ -11,8 +11,8 @@ import sys
 from _harness import contract, instrumented, main, read_seed_files
 
 with instrumented():
-    from wheeldoc.sources.elf import ElfInfo, read_elf, read_elf_stream
-    from wheeldoc.sources.elffile import ElfFile
+    from wheeldoc.binary.elf import ElfInfo, read_elf, read_elf_stream
+    from wheeldoc.binary.elffile import ElfFile
 
 
 def seeds() -> list[bytes]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from _harness import contract, instrumented, main, read_seed_files
 
 with instrumented():
-    from wheeldoc.errors import InputError
-    from wheeldoc.sources.fatbin import entry_cubin_info, entry_image, listing, read_fatbin
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.kernels.fatbin import entry_cubin_info, entry_image, listing, read_fatbin
 
 MAX_DECODED = 64  # entries decompressed per input (cuBLAS-sized inputs are not the point)
 

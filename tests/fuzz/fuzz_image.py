@@ -26,10 +26,10 @@ from _harness import Provider, contract, instrumented, main
 from tests import imagefactory as f
 
 with instrumented():
-    from wheeldoc.errors import InputError
-    from wheeldoc.sources.environment import inspect_environment
-    from wheeldoc.sources.image import find_python_environments, open_image
-    from wheeldoc.sources.image_blobs import Limits
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.environment.reader import inspect_environment
+    from wheeldoc.image.reader import find_python_environments, open_image
+    from wheeldoc.image.blobs import Limits
 
 LIMITS = Limits(max_layers=8, max_members=4000, max_total_bytes=32 << 20, ratio_floor=1 << 20,
                 max_path_depth=24, max_path_length=512, max_json_bytes=1 << 20, max_symlink_hops=8)

@@ -17,7 +17,7 @@ import tempfile
 from _harness import REPO, contract, instrumented, main
 
 with instrumented():
-    from wheeldoc.sources.machine import (
+    from wheeldoc.environment.machine import (
         parse_ld_so_cache,
         parse_ldconfig_p,
         parse_proc_version,

@@ -14,7 +14,7 @@ import struct
 from _harness import REPO, contract, instrumented, main
 
 with instrumented():
-    from wheeldoc.sources.fatbin import FLAG_LZ4, FLAG_ZSTD, FatbinEntry, entry_image, read_fatbin
+    from wheeldoc.kernels.fatbin import FLAG_LZ4, FLAG_ZSTD, FatbinEntry, entry_image, read_fatbin
 
 
 def make(codec: str, kind: str, want: int, payload: bytes) -> bytes:

@@ -8,7 +8,7 @@ import re
 from _harness import REPO, contract, instrumented, main
 
 with instrumented():
-    from wheeldoc.sources.shell import extract_commands, find_installs
+    from wheeldoc.dockerfile.shell import extract_commands, find_installs
 
 
 def seeds() -> list[bytes]:

@@ -22,9 +22,9 @@ import zipfile
 from _harness import Provider, contract, instrumented, main, read_seed_files
 
 with instrumented():
-    from wheeldoc.errors import InputError
-    from wheeldoc.sources.elf import read_elf_member
-    from wheeldoc.sources.wheel import Limits, open_source
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.binary.elf import read_elf_member
+    from wheeldoc.binary.members import Limits, open_source
 
 # Small limits so the size and ratio checks are reached by small inputs.
 LIMITS = Limits(max_member_size=1 << 20, max_ratio=50, ratio_floor=4096, max_members=512,

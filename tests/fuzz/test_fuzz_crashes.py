@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wheeldoc.errors import InputError
-from wheeldoc.sources.image import open_image
-from wheeldoc.sources.lockfile import load_lockfile, parse_lockfile
+from wheeldoc.core.errors import InputError
+from wheeldoc.image.reader import open_image
+from wheeldoc.lockfile.source import load_lockfile, parse_lockfile
 
 REPO = Path(__file__).resolve().parents[2]
 CRASHES = REPO / "fixtures" / "fuzz-crashes"

@@ -2,7 +2,7 @@
 its entries were damaged (each is detected, dropped and rebuilt), and when several runs share
 one cold cache at once (entries are written to a temporary file and renamed).
 
-The cache's own tests (tests/test_cache.py) cover the format: `test_corrupted_entry_is_detected_and_rebuilt`
+The cache's own tests (tests/core/test_cache.py) cover the format: `test_corrupted_entry_is_detected_and_rebuilt`
 (truncated, flipped, foreign, empty entries), `test_concurrent_writers_never_corrupt` (4 processes
 writing one key), `test_unwritable_cache_is_ignored`.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.robustness.hostile import Hostile, build
-from wheeldoc.cache import Cache
+from wheeldoc.core.cache import Cache
 
 GPU = ("--gpu", "h200", "--driver", "580.95.05")
 REPO = Path(__file__).resolve().parents[2]  # subprocesses run the wheeldoc of this checkout

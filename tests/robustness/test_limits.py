@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests import imagefactory as im
-from wheeldoc.errors import InputError, LimitExceeded
-from wheeldoc.sources.fatbin import MAX_IMAGE, entry_image, read_fatbin
+from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.kernels.fatbin import MAX_IMAGE, entry_image, read_fatbin
 
 REPO = Path(__file__).resolve().parents[2]
 GPU = ("--gpu", "h200", "--driver", "580.95.05")
@@ -49,7 +49,7 @@ def _claiming(tmp: Path, fixture: str, size: int) -> Path:
 
 @pytest.mark.parametrize("fixture", ["comp-all.fatbin", "abi7-lz4.fatbin"])  # zstd, lz4
 def test_fatbin_entry_claiming_4_gb_is_refused_before_any_allocation(tmp_path, fixture):
-    """Also: tests/sources/test_fatbin.py::test_image_size_limit, and fixtures/kernels/broken/zstd-bomb.fatbin
+    """Also: tests/kernels/test_fatbin.py::test_image_size_limit, and fixtures/kernels/broken/zstd-bomb.fatbin
     (a 1 TiB claim) in test_broken_fixture_gives_input_error."""
     path = _claiming(tmp_path, fixture, 4 << 30)
     data = path.read_bytes()
@@ -81,7 +81,7 @@ def test_zstd_frame_larger_than_its_header_is_refused(tmp_path):
 # -- a zip member that inflates 1000x ------------------------------------------------------------
 
 def test_zip_bomb_member_is_refused_and_named(tmp_path):
-    """Also: tests/sources/test_wheel.py::test_zip_bomb_is_refused_by_ratio (1029:1),
+    """Also: tests/binary/test_members.py::test_zip_bomb_is_refused_by_ratio (1029:1),
     test_declared_size_is_never_exceeded (fixtures/abi/hostile/lying_size.whl)."""
     wheel = tmp_path / "bomb-1.0-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -98,7 +98,7 @@ def test_zip_bomb_member_is_refused_and_named(tmp_path):
 # -- a symbol table that points past the file ----------------------------------------------------
 
 def test_symbol_table_past_the_end_is_an_input_error_naming_the_offset(tmp_path):
-    """Also: tests/sources/test_elf.py (fixtures/abi/broken/*.so: dynsym_past_end, dynsym_huge_count,
+    """Also: tests/binary/test_elf.py (fixtures/abi/broken/*.so: dynsym_past_end, dynsym_huge_count,
     symbol_name_past_strtab, verneed_huge_count, stripped_huge_gnu_hash)."""
     broken = REPO / "fixtures/abi/broken/dynsym_past_end.so"
     torch = REPO / "fixtures/abi/wheels/fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl"
@@ -113,7 +113,7 @@ def test_symbol_table_past_the_end_is_an_input_error_naming_the_offset(tmp_path)
 # -- a heredoc that never ends -------------------------------------------------------------------
 
 def test_heredoc_that_never_ends(tmp_path):
-    """Also: tests/sources/test_dockerfile.py::test_malformed_fixture_is_refused_with_file_and_line
+    """Also: tests/dockerfile/test_parser.py::test_malformed_fixture_is_refused_with_file_and_line
     (fixtures/dockerfiles/malformed/unterminated-heredoc.Dockerfile, line 4)."""
     body = "echo a line of a heredoc that is never closed\n"
     near = tmp_path / "near-limit.Dockerfile"  # just under MAX_DOCKERFILE_BYTES (4 MiB)
@@ -133,7 +133,7 @@ def test_heredoc_that_never_ends(tmp_path):
 
 @pytest.mark.parametrize("name", ["pylock.toml", "requirements.txt", "uv.lock"])
 def test_50_mb_lockfile_is_refused_before_it_is_read(tmp_path, name):
-    """Also: tests/test_cli.py::test_huge_lock_is_refused_quickly (a real 50 MB uv.lock)."""
+    """Also: tests/verbs/test_cli.py::test_huge_lock_is_refused_quickly (a real 50 MB uv.lock)."""
     big = tmp_path / name
     with big.open("wb") as f:  # sparse: the size alone must refuse it
         f.truncate(50 << 20)
@@ -146,7 +146,7 @@ def test_50_mb_lockfile_is_refused_before_it_is_read(tmp_path, name):
 
 @pytest.mark.parametrize("shape", ["gzip layer.tar", "docker save | gzip"])
 def test_docker_save_layer_bomb_is_stopped(tmp_path, shape):
-    """Also: tests/sources/test_image.py::test_decompression_bomb_is_stopped (OCI layouts, gzip
+    """Also: tests/image/test_reader.py::test_decompression_bomb_is_stopped (OCI layouts, gzip
     and zstd layers) and test_resource_limits (members, bytes, JSON, layers)."""
     zeros = im.layer([im.file_("zeros", bytes(80 << 20))])
     path = tmp_path / "bomb.tar"
@@ -165,7 +165,7 @@ def test_docker_save_layer_bomb_is_stopped(tmp_path, shape):
 # -- deeply nested paths and symbolic link loops in image layers ---------------------------------
 
 def test_deeply_nested_path_in_a_layer_is_refused(tmp_path):
-    """Also: tests/sources/test_image.py::test_resource_limits (40 folders, limit 32)."""
+    """Also: tests/image/test_reader.py::test_resource_limits (40 folders, limit 32)."""
     deep = im.layer([im.file_("/".join(["d"] * 300) + "/f", b"x")])
     path = im.write_docker_save(tmp_path / "deep.tar", [deep], im.config())
     code, out, err, took = wheeldoc(tmp_path, "image", str(path), *GPU)
@@ -174,7 +174,7 @@ def test_deeply_nested_path_in_a_layer_is_refused(tmp_path):
 
 
 def test_symlink_loops_in_an_image_end_and_stay_inside(tmp_path):
-    """Also: tests/sources/test_image.py::test_symlinks_stay_inside_the_image (loops raise InputError
+    """Also: tests/image/test_reader.py::test_symlinks_stay_inside_the_image (loops raise InputError
     'symbolic links', links out of the root resolve inside it)."""
     sp = "usr/local/lib/python3.12/site-packages"
     lay = im.layer([
@@ -198,8 +198,8 @@ def test_symlink_loops_in_an_image_end_and_stay_inside(tmp_path):
 def test_library_path_entry_that_loops_is_a_note_not_an_error(tmp_path):
     """Found by these tests: a link loop named in the image's LD_LIBRARY_PATH made `read_library_path`
     raise, and `wheeldoc image` report the whole image unreadable (exit 2, naming `/x` alone)."""
-    from wheeldoc.sources.image import open_image
-    from wheeldoc.sources.machine import read_library_path
+    from wheeldoc.image.reader import open_image
+    from wheeldoc.environment.machine import read_library_path
 
     lay = im.layer([im.symlink("x", "y"), im.symlink("y", "x"), im.dir_("lib")])
     path = im.write_docker_save(tmp_path / "loop.tar", [lay], im.config(env=["LD_LIBRARY_PATH=/x:/lib"]))

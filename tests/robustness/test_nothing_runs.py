@@ -180,7 +180,7 @@ json.dump({{"events": audited.EVENTS, "modules": {{}}}}, open({str(tmp_path / "r
 def test_image_links_to_host_files_resolve_inside_the_image(tmp_path):
     """A symbolic link and a hard link in a layer naming a real GPU library of THIS machine (by its
     absolute host path, and by `..` climbing out): if wheeldoc followed either out of the image, the
-    host library's GPU code would show up in the report. Source-level: tests/sources/test_image.py::
+    host library's GPU code would show up in the report. Source-level: tests/image/test_reader.py::
     test_symlinks_stay_inside_the_image, test_dotdot_traversal_is_refused_and_nothing_is_written."""
     from tests import imagefactory as im
 

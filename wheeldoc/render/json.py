@@ -6,45 +6,10 @@ import json
 from typing import Any
 
 from wheeldoc import __version__
-from wheeldoc.engine import exit_code
-from wheeldoc.model import Finding, Fix, Report
+from wheeldoc.core.engine import exit_code
+from wheeldoc.core.model import Report, finding_to_dict
 
 SCHEMA_VERSION = 1
-
-
-def fix_to_dict(fix: Fix | None) -> dict[str, Any] | None:
-    if fix is None:
-        return None
-    return {
-        "title": fix.title,
-        "applicability": fix.applicability,
-        "command": fix.command,
-        "text": fix.text,
-        "edits": [
-            {"path": e.path, "line": e.line, "end_line": e.end_line, "action": e.action,
-             "content": e.content}
-            for e in fix.edits
-        ],
-    }
-
-
-def finding_to_dict(f: Finding) -> dict[str, Any]:
-    loc = f.location
-    return {
-        "rule": f.rule,
-        "title": f.title,
-        "severity": f.severity.label,
-        "path": loc.path,
-        "line": loc.line,
-        "end_line": loc.end_line,
-        "member": loc.member,
-        "section": loc.section,
-        "symbol": loc.symbol,
-        "message": f.message,
-        "evidence": list(f.evidence),
-        "fix": fix_to_dict(f.fix),
-        "data": dict(f.data),
-    }
 
 
 def report_to_dict(report: Report, fail_on: str) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from wheeldoc import __version__
-from wheeldoc.model import Finding, Report, Severity
-from wheeldoc.registry import get_rule
+from wheeldoc.core.model import Finding, Report, Severity
+from wheeldoc.core.registry import get_rule
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}

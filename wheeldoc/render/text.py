@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Callable, List, Tuple
 
-from wheeldoc.model import Finding, Report, Severity
+from wheeldoc.core.model import Finding, Report, Severity
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 

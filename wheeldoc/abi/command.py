@@ -1,0 +1,209 @@
+"""`wheeldoc abi EXT [TORCH]`: will the extension's binaries load on that torch build?
+
+TORCH is a requirement (`torch==2.11.0+cu130`: uv picks the wheel, see abi/fetch.py),
+a range (`'torch>=2.9,<2.15'`: every release the index offers, one row each: which torch
+releases the wheel really loads against), a torch wheel, a directory, or, when omitted, the
+environment of `--python` / `--site-packages` (else the running interpreter's).
+The verdict (`compatible` / `incompatible`) is the loader model's (abi/loader.py); exit 1
+when incompatible (at the default `--fail-on`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def run(args: argparse.Namespace) -> int:
+    from wheeldoc.core.settings import guarded
+
+    return guarded(_run)(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wheeldoc.abi import inputs as inputs
+    from wheeldoc.abi.fetch import IndexOptions
+    from wheeldoc.core.cache import Cache
+    from wheeldoc.core.settings import UsageError, settings_from
+    from wheeldoc.render.output import emit
+    from wheeldoc.core.engine import finalize, input_error_finding
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.core.model import Report
+
+    settings = settings_from(args)
+    if args.python_exe and args.site_packages:
+        raise UsageError("give either --python or --site-packages, not both")
+    options = IndexOptions(args.index_url, tuple(args.extra_index_url), tuple(args.find_links),
+                           args.torch_backend, getattr(args, "no_index", False))
+    report = Report("abi", settings.target.to_dict())
+    cache = Cache()
+    env_holder: list = []
+
+    def env():
+        if not env_holder:
+            env_holder.append(inputs.environment(args.python_exe, args.site_packages))
+        return env_holder[0]
+
+    sides = []
+    try:
+        ext = inputs.extension_side(args.extension, env, cache)
+        sides.append(ext)
+        report.inputs.append(args.extension)
+        if args.torch and inputs.is_requirement(args.torch) and inputs.is_range(args.torch):
+            from wheeldoc.abi.command_range import run_range
+
+            return run_range(args, settings, ext, options, cache, report)
+        facts, closers = _analyze(args, settings, ext, options, cache, env)
+        sides += closers
+    except InputError as e:
+        report.input_errors = 1
+        finalize(report, [input_error_finding(e)], settings.selection)
+        return emit(report, settings)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    try:
+        return _emit(report, facts, settings, args.torch or "(environment)")
+    finally:
+        for side in sides:
+            side.close()
+
+
+def _analyze(args, settings, ext, options, cache, env, torch_side=None):
+    """Build the torch side (unless given) and the CUDA plan, then run the model."""
+    from wheeldoc.abi import inputs as inputs
+    from wheeldoc.abi.facts import (
+        CudaPlan,
+        analyze,
+        cuda_requirements,
+        plan_from_index,
+        plan_from_metadata,
+        python_version,
+    )
+    from wheeldoc.abi.fetch import fetch, lock, wheels_dir
+    from wheeldoc.data.abi_tables import system_target
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.environment.reader import marker_environment
+
+    site_dirs = None
+    if torch_side is None:
+        if args.torch is None:
+            e = env()
+            torch_side, site_dirs = inputs.torch_from_environment(e), list(e.site_packages)
+        elif inputs.is_requirement(args.torch):
+            try:
+                picked = lock([args.torch], options, python_version=uv_python(ext, settings),
+                              python_platform=uv_platform(ext))
+            except InputError as e:
+                if "+" in args.torch and not options.given:  # torch==2.11.0+cu130: not on PyPI
+                    local = args.torch.rsplit("+", 1)[1]
+                    raise InputError(e.path, f"{e.message} (local builds such as +{local} are on the PyTorch "
+                                     f"index: add --torch-backend {local} or --index-url "
+                                     f"https://download.pytorch.org/whl/{local})") from None
+                raise
+            if not picked:
+                raise ValueError(f"uv found no wheel for {args.torch}")
+            path = fetch(picked[0], wheels_dir())
+            torch_side, _ = inputs.torch_from_path(str(path), cache)
+            torch_side.label = f"{args.torch} -> {path.name}"
+        else:
+            torch_side, site_dirs = inputs.torch_from_path(args.torch, cache)
+    target = system_target(ext.platform_tags + torch_side.platform_tags, glibc=args.glibc,
+                           libstdcxx=args.libstdcxx, arch=_arch(settings))
+    markers = marker_environment(python_version(ext) or uv_python(ext, settings), machine=target.arch or "x86_64")
+    if site_dirs is not None:
+        plan = CudaPlan("environment", inputs.cuda_distributions(site_dirs))
+        plan.described = [f"{name}: installed" for _, name in plan.sources]
+    else:
+        reqs = cuda_requirements(torch_side, markers)
+        if options.given:
+            plan = plan_from_index(reqs, options, python=uv_python(ext, settings), platform=uv_platform(ext),
+                                   cache=cache)
+        else:
+            plan = plan_from_metadata(reqs)
+    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
+    return facts, [torch_side, plan]
+
+
+def _emit(report, facts, settings, torch_arg: str) -> int:
+    from wheeldoc.abi.view import extension_records, sections
+    from wheeldoc.render.output import emit
+    from wheeldoc.core.engine import Context, finalize
+    from wheeldoc.core.model import Finding, Location, Severity
+    from wheeldoc.abi.rules import run as run_abi_rules
+
+    report.inputs.append(torch_arg)
+    ctx = Context(settings.target, settings.selection)
+    findings = run_abi_rules(facts, ctx)
+    findings += parts_not_read(report, facts)
+    report.extra.update(record(facts))
+    report.extra["extensions"] = extension_records(facts)
+    finalize(report, findings, settings.selection)
+    return emit(report, settings, sections(facts))
+
+
+def parts_not_read(report, facts) -> list:
+    """What could not be read becomes a result: the extension given as one file is an input error
+    (WD001, exit 2); a member of a wheel, tree or environment that is no ELF file, or that the
+    archive reader refused (traversal, absolute name, symlink, bomb), is a skipped part (WD002)."""
+    from wheeldoc.abi.site import looks_like_library
+    from wheeldoc.core.model import Finding, Location, Severity, Skipped
+    from wheeldoc.binary.members import SingleFile
+
+    out = []
+    for path, err in facts.site.unreadable.items():
+        entry = facts.site.files[path]
+        if isinstance(entry.source, SingleFile):
+            out.append(Finding("WD001", "input could not be read", Severity.ERROR,
+                               Location(err.path, err.line, member=None), err.message))
+            report.input_errors += 1
+        else:
+            report.skipped.append(Skipped(err.path, f"not read ({entry.origin}): {err.message}", err.member))
+    for side in (facts.extension, facts.torch):
+        for source, _ in side.sources:
+            for r in source.rejected:
+                if looks_like_library(r.name):
+                    report.skipped.append(Skipped(source.path, f"refused by the archive reader: {r.reason}", r.name))
+    return out
+
+
+def record(facts) -> dict:
+    return {
+        "verdict": facts.verdict,
+        "torch": {"name": facts.torch.name, "version": facts.torch.version, "build": facts.torch_build,
+                  "source": facts.torch.label},
+        "system_target": facts.target.to_dict(),
+        "cuda_libraries": {"mode": facts.cuda_mode, "packages": facts.cuda_packages,
+                           "unknown": facts.cuda_unknown},
+        "members_read": [{"package": p, "member": m} for p, m in facts.site.read_members],
+    }
+
+
+def uv_python(ext, settings) -> str:
+    from wheeldoc.abi.facts import python_version
+
+    found = python_version(ext) or settings.target.python
+    if found:
+        return found
+    import sys
+
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
+def uv_platform(ext) -> str:
+    from wheeldoc.data.abi_tables import policy_for_tag
+
+    for tag in ext.platform_tags:
+        found = policy_for_tag(tag)
+        if found:
+            name, arch = found
+            return f"{arch}-{name}"
+    for tag in ext.platform_tags:
+        if tag.startswith("linux_"):
+            return f"{tag[len('linux_'):]}-unknown-linux-gnu"
+    import platform
+
+    return f"{platform.machine() or 'x86_64'}-unknown-linux-gnu"
+
+
+def _arch(settings) -> str | None:
+    plat = settings.target.platform
+    return plat.split("-", 1)[1] if plat and plat.startswith("linux-") else None

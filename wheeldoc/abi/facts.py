@@ -1,0 +1,489 @@
+"""Gather both sides of `wheeldoc abi EXT [TORCH]`, run the loader model, and derive the facts
+the WD2xx rules read.
+
+Where the CUDA libraries come from (the issue leaves it open; decided here):
+- an installed environment: the `nvidia-*` / `cuda-*` distributions installed beside torch, read
+  as files;
+- a torch wheel or requirement with index options (`--find-links`, `--index-url`, ...): torch's
+  CUDA requirements (its Requires-Dist on `nvidia-*` and `cuda-toolkit[...]`, markers evaluated
+  for the target) are resolved with the real `uv pip compile`, and the wheels uv picks from local
+  indexes and folders are read in place, lazily (only libraries a symbol needs are parsed).
+  Remote CUDA wheels are not downloaded (3 GB to check a few symbols): they are judged as below;
+- otherwise, by torch's Requires-Dist alone: wheeldoc's table (`wheeldoc/data/cuda_sonames.json`,
+  read from the real CUDA 13 wheels) says which libraries each package installs and where;
+  those are present by soname, references versioned with their soname match by version name,
+  and the report lists them as judged from metadata.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wheeldoc.abi.site import Entry, Site
+from wheeldoc.abi.loader import Loader, LoadResult, TorchImport, torch_owned
+from wheeldoc.data.abi_tables import SystemTarget
+from wheeldoc.core.errors import InputError
+
+if TYPE_CHECKING:
+    from wheeldoc.abi.fetch import IndexOptions
+    from wheeldoc.core.cache import Cache
+    from wheeldoc.binary.members import DistMetadata, MemberSource
+
+_CUDART = re.compile(r"^libcudart(?:[.-][0-9a-f]{8})?\.so\.(\d+)$")
+_PYTAG = re.compile(r"^cp(\d)(\d+)$")
+_SO_PYTHON = re.compile(r"\.cpython-(\d)(\d+)[a-z]*-")
+MAX_RELATIVES = 200
+_CUDA_PACKAGE = re.compile(r"(^|-)(nvidia|cuda)(-|$)")  # nvidia-cublas, cuda-toolkit, nvidia-nccl-cu13
+
+
+@dataclass
+class Side:
+    """One side of the question: the sources it installs and what they say about themselves."""
+
+    label: str  # for messages: the path or requirement the user gave
+    sources: list[tuple[MemberSource, str]] = field(default_factory=list)  # (source, package name)
+    name: str | None = None  # canonical distribution name
+    version: str | None = None
+    metadata: DistMetadata | None = None
+    platform_tags: tuple[str, ...] = ()
+    python_tags: tuple[str, ...] = ()
+    root_filter: str | None = None  # a site path: only this extension object is a root
+
+    def close(self) -> None:
+        for source, _ in self.sources:
+            source.close()
+
+
+@dataclass(frozen=True)
+class CudaLink:
+    library: str  # the extension object
+    soname: str
+    major: int
+    vendored: bool  # a renamed copy inside the extension's wheel (`libcudart.faf08d9a.so.13`)
+
+
+@dataclass(frozen=True)
+class Relative:
+    symbol: str  # mangled
+    demangled: str
+    library: str  # the torch library exporting it
+    change: str  # "added a parameter to", "removed a parameter from", "changed the signature of"
+
+
+@dataclass
+class AbiFacts:
+    extension: Side
+    torch: Side
+    target: SystemTarget
+    site: Site
+    results: list[LoadResult]
+    torch_import: TorchImport
+    torch_build: str  # "CUDA 13.0", "CPU-only", "unknown"
+    torch_cuda: str | None  # version.py's cuda
+    cuda_mode: str  # "environment", "wheels", "metadata", "none"
+    cuda_packages: list[str]  # the CUDA packages considered, with where they came from
+    cuda_unknown: list[str]  # CUDA requirements wheeldoc could not map to libraries
+    demangled: dict[str, str] = field(default_factory=dict)
+    relatives: dict[str, Relative] = field(default_factory=dict)
+    pin: str | None = None  # the extension's requirement on torch, as written
+    pin_satisfied: bool | None = None
+    torch_flavour: str | None = None  # "cxx11", "pre-cxx11" or None (no std::string in its API)
+    ext_cudart: list[CudaLink] = field(default_factory=list)
+    torch_cudart: list[int] = field(default_factory=list)
+
+    @property
+    def compatible(self) -> bool:
+        return not self.torch_import.failures and all(r.loads for r in self.results)
+
+    def root_verdict(self, result: LoadResult) -> str:
+        return "incompatible" if self.torch_import.failures else result.verdict
+
+    @property
+    def verdict(self) -> str:
+        """incompatible when any object fails to load; unknown when none fails but one could not
+        be read; else compatible."""
+        verdicts = {self.root_verdict(r) for r in self.results}
+        if not self.compatible or "incompatible" in verdicts:
+            return "incompatible"
+        return "unknown" if "unknown" in verdicts else "compatible"
+
+    @property
+    def torch_display(self) -> str:
+        name = self.torch.name or "torch"
+        return f"{name} {self.torch.version}" if self.torch.version else self.torch.label
+
+
+def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None) -> AbiFacts:
+    site = Site(cache)
+    for source, package in ext.sources:
+        site.add_source(source, "extension", package)
+    for source, package in cuda.sources:
+        site.add_source(source, "cuda", package)
+    for source, package in torch.sources:
+        site.add_source(source, "torch", package)
+    for path, package in cuda.placeholders:
+        site.add_placeholder(path, package)
+    torch_entries = [e for e in site.files.values() if e.origin == "torch"]
+    roots = [e for e in torch_entries if re.match(r"^torch/_C[.\-]", e.path)]
+    global_roots = [e for e in torch_entries if e.path == "torch/lib/libtorch_global_deps.so"]
+    if not roots:  # a minimal torch without its Python module: all of torch/lib counts as loaded
+        roots = [e for e in torch_entries if e.path.startswith("torch/lib/")]
+    ext_roots = extension_roots(site, ext.root_filter)
+    loader = Loader(site, target)
+    try:
+        imported = loader.import_torch(roots, global_roots)
+        results = [loader.load(root) for root in ext_roots]
+    finally:
+        site.close()
+    facts = AbiFacts(ext, torch, target, site, results, imported, *torch_build(torch, site),
+                     cuda.mode, cuda.described, cuda.unknown)
+    _symbols(facts)
+    _pin(facts)
+    _cudart(facts, imported)
+    return facts
+
+
+def extension_roots(site: Site, only: str | None = None) -> list[Entry]:
+    """The extension's objects that Python (or the package, through ctypes) loads itself: every
+    shared object it ships except those another of its objects needs (they load as
+    dependencies: the vendored copies in `*.libs/`, a bundled `libgfortran`, ...)."""
+    ours = [e for e in site.files.values() if e.origin == "extension"]
+    site.prefetch(ours)
+    needed: set[str] = set()
+    for e in ours:
+        info = site.elf(e)
+        if info is not None:
+            needed.update(n.rsplit("/", 1)[-1] for n in info.needed)
+    out = []
+    for e in ours:
+        if only is not None and e.path != only:
+            continue
+        if any(part.endswith(".libs") for part in e.path.split("/")[:-1]):
+            continue
+        info = site.elf(e)
+        if e.name in needed or (info is not None and info.soname in needed):
+            continue
+        out.append(e)
+    return sorted(out, key=lambda e: e.path)
+
+
+def torch_build(torch: Side, site: Site) -> tuple[str, str | None]:
+    cuda = None
+    for source, _ in torch.sources:
+        if source.member("torch/version.py") is not None:
+            from wheeldoc.environment.dist import parse_version_py
+
+            try:
+                fields = parse_version_py(source.read_bytes("torch/version.py", 1 << 20), source.path)
+            except InputError:
+                break
+            cuda = fields.get("cuda") if isinstance(fields.get("cuda"), str) else None
+            if cuda:
+                return f"CUDA {cuda}", cuda
+            return ("ROCm" if fields.get("hip") else "CPU-only"), None
+    from wheeldoc.core.torchbuild import classify_local
+
+    local = torch.version.split("+", 1)[1] if torch.version and "+" in torch.version else None
+    build = classify_local(local)
+    if build is not None:
+        return build.label, None
+    has_c10_cuda = any(e.name == "libc10_cuda.so" for e in site.files.values() if e.origin == "torch")
+    return ("CUDA" if has_c10_cuda else "CPU-only (no libc10_cuda.so)"), None
+
+
+# -- symbols: demangled names, nearest relatives, C++ ABI flavour ------------------------------
+def _symbols(facts: AbiFacts) -> None:
+    from wheeldoc.binary.demangle import demangle_many
+
+    names = {u.symbol for r in facts.results for u in r.unresolved}
+    facts.demangled = demangle_many(sorted(names)) if names else {}
+    missing = sorted({u.symbol for r in facts.results for u in r.missing_symbols
+                      if torch_owned(u.symbol, facts.demangled.get(u.symbol))})
+    if missing:
+        facts.relatives = find_relatives(facts, missing[:MAX_RELATIVES])
+    facts.torch_flavour = _torch_flavour(facts)
+
+
+def _torch_entries(facts: AbiFacts) -> list[Entry]:
+    return [e for e in facts.site.files.values() if e.origin == "torch" and facts.site.is_read(e)]
+
+
+def find_relatives(facts: AbiFacts, symbols: list[str]) -> dict[str, Relative]:
+    """For each missing torch symbol, an exported one with the same qualified name and another
+    signature, found by the mangled identifier (`29c10_cuda_check_implementation`) first."""
+    from wheeldoc.binary.demangle import demangle_many, function_name
+
+    blobs = []
+    for e in _torch_entries(facts):
+        blobs.append((e, "\n" + "\n".join(facts.site.exports(e)) + "\n"))
+    out: dict[str, Relative] = {}
+    for sym in symbols:
+        text = facts.demangled.get(sym, sym)
+        qualified = function_name(text)
+        ident = re.split(r"::", re.sub(r"<.*>", "", qualified))[-1]
+        if not ident or not re.match(r"^[A-Za-z_]\w*$", ident):
+            continue
+        token = f"{len(ident)}{ident}"
+        candidates: list[tuple[str, Entry]] = []
+        for entry, blob in blobs:
+            start = 0
+            while len(candidates) < 200:
+                at = blob.find(token, start)
+                if at < 0:
+                    break
+                line_start = blob.rfind("\n", 0, at) + 1
+                line_end = blob.find("\n", at)
+                candidates.append((blob[line_start:line_end], entry))
+                start = line_end
+        if not candidates:
+            continue
+        dem = demangle_many([c for c, _ in candidates])
+        same = [(c, e) for c, e in candidates if c != sym and function_name(dem[c]) == qualified]
+        if not same:
+            continue
+        import difflib
+
+        best, entry = max(same, key=lambda ce: difflib.SequenceMatcher(None, dem[ce[0]], text).ratio())
+        out[sym] = Relative(best, dem[best], entry.path, _change(text, dem[best]))
+    return out
+
+
+def _change(old: str, new: str) -> str:
+    a, b = _param_count(old), _param_count(new)
+    if a is not None and b is not None and b > a:
+        return "added a parameter to" if b - a == 1 else f"added {b - a} parameters to"
+    if a is not None and b is not None and b < a:
+        return "removed a parameter from" if a - b == 1 else f"removed {a - b} parameters from"
+    return "changed the signature of"
+
+
+def _param_count(demangled: str) -> int | None:
+    text = re.sub(r"\s+(const|volatile|&&|&|noexcept)\s*$", "", demangled.strip())
+    if not text.endswith(")"):
+        return None
+    depth, i = 0, len(text) - 1
+    while i >= 0:
+        ch = text[i]
+        if ch in ")>":
+            depth += 1
+        elif ch in "(<":
+            depth -= 1
+            if depth == 0 and ch == "(":
+                break
+        i -= 1
+    inner = text[i + 1: -1].strip()
+    if not inner or inner == "void":
+        return 0
+    depth, count = 0, 1
+    for ch in inner:
+        if ch in "(<":
+            depth += 1
+        elif ch in ")>":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            count += 1
+    return count
+
+
+def _torch_flavour(facts: AbiFacts) -> str | None:
+    """cxx11 when torch's libraries export `std::__cxx11` names, pre-cxx11 when their API takes
+    the old `std::string` (`Ss`), None when nothing read says."""
+    old = False
+    for e in _torch_entries(facts):
+        if not e.path.endswith(("libc10.so", "libtorch.so", "libtorch_cpu.so")):
+            continue
+        names = facts.site.exports(e)
+        if any("St7__cxx11" in n for n in names):
+            return "cxx11"
+        old = old or any(re.search(r"[0-9]Ss|RKSs|NSs", n) for n in names if n.startswith("_Z"))
+    return "pre-cxx11" if old else None
+
+
+def ref_flavour(demangled: str) -> str | None:
+    if "std::__cxx11::" in demangled:
+        return "cxx11"
+    if "std::basic_string<" in demangled or "std::string" in demangled:
+        return "pre-cxx11"
+    return None
+
+
+# -- the pin and the CUDA runtime ----------------------------------------------------------------
+def _pin(facts: AbiFacts) -> None:
+    meta = facts.extension.metadata
+    if meta is None or facts.torch.version is None or facts.torch.name is None:
+        return
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    for line in meta.requires_dist:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) != facts.torch.name:
+            continue
+        if req.marker is not None and not req.marker.evaluate({**_markers(facts), "extra": ""}):
+            continue
+        facts.pin = line.strip()
+        try:
+            facts.pin_satisfied = req.specifier.contains(Version(facts.torch.version), prereleases=True)
+        except InvalidVersion:
+            facts.pin_satisfied = None
+        return
+
+
+def _markers(facts: AbiFacts) -> dict[str, str]:
+    from wheeldoc.environment.reader import marker_environment
+
+    return marker_environment(python_version(facts.extension), machine=facts.target.arch or "x86_64")
+
+
+def _cudart(facts: AbiFacts, imported: TorchImport) -> None:
+    seen = set()
+    for r in facts.results:
+        for key in r.checked:
+            info = facts.site.elf(facts.site.files[key])
+            for soname in (info.needed if info is not None else ()):
+                m = _CUDART.match(soname)
+                if m and (key, soname) not in seen:
+                    seen.add((key, soname))
+                    facts.ext_cudart.append(CudaLink(key, soname, int(m[1]), soname != f"libcudart.so.{m[1]}"))
+    majors = sorted({int(m[1]) for s in imported.loaded if (m := _CUDART.match(s))})
+    if not majors and facts.torch_cuda:
+        majors = [int(facts.torch_cuda.split(".")[0])]
+    facts.torch_cudart = majors
+
+
+def python_version(side: Side) -> str | None:
+    for tag in side.python_tags:
+        m = _PYTAG.match(tag)
+        if m:
+            return f"{m[1]}.{m[2]}"
+    for source, _ in side.sources:
+        for m in source.shared_objects():
+            found = _SO_PYTHON.search(m.name)
+            if found:
+                return f"{found[1]}.{found[2]}"
+    return None
+
+
+# -- the CUDA side -----------------------------------------------------------------------------------
+@dataclass
+class CudaPlan:
+    mode: str = "none"
+    sources: list[tuple[MemberSource, str]] = field(default_factory=list)
+    placeholders: list[tuple[str, str]] = field(default_factory=list)  # (site path, package label)
+    described: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        for source, _ in self.sources:
+            source.close()
+
+
+def cuda_requirements(torch: Side, markers: dict[str, str]) -> list[str]:
+    """torch's Requires-Dist entries on CUDA packages (named `nvidia-*`, `cuda-*`, `*-nvidia-*`)
+    that apply to the target; the Python bindings (`cuda-bindings`, `cuda-python`) ship no
+    libraries torch links."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    out = []
+    for line in (torch.metadata.requires_dist if torch.metadata else ()):
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue
+        name = canonicalize_name(req.name)
+        if not _CUDA_PACKAGE.search(name) or name in ("cuda-bindings", "cuda-python", "cuda-pathfinder"):
+            continue
+        if req.marker is not None and not req.marker.evaluate({**markers, "extra": ""}):
+            continue
+        out.append(str(Requirement(line)).split(";", 1)[0].strip())
+    return out
+
+
+def plan_from_metadata(requirements: list[str]) -> CudaPlan:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from wheeldoc.data.abi_tables import cuda_packages
+
+    packages, extras = cuda_packages()
+    plan = CudaPlan("metadata" if requirements else "none")
+    for line in requirements:
+        req = Requirement(line)
+        name = canonicalize_name(req.name)
+        names = [p for extra in sorted(req.extras) for p in extras.get(extra, ())] if name == "cuda-toolkit" else [name]
+        used = []
+        for pkg in dict.fromkeys(names):
+            known = packages.get(pkg)
+            if known is None:
+                plan.unknown.append(pkg if pkg != name else line)
+                continue
+            used.append(pkg)
+            for path in known.libraries.values():
+                plan.placeholders.append((path, f"{pkg} (from torch's Requires-Dist `{line}`)"))
+        if used:
+            plan.described.append(f"`{line}`: " + (", ".join(used) if used != [name] else "its libraries"))
+    return plan
+
+
+def plan_from_index(requirements: list[str], options: IndexOptions, *, python: str | None,
+                    platform: str | None, cache: Cache | None = None) -> CudaPlan:
+    from wheeldoc.abi.fetch import lock
+    from wheeldoc.abi.listing import open_wheel
+
+    if not requirements:
+        return CudaPlan("none")
+    try:
+        wheels = lock(requirements, options, python_version=python, python_platform=platform, no_deps=False)
+    except InputError as e:
+        plan = plan_from_metadata(requirements)
+        plan.described.insert(0, f"uv could not resolve torch's CUDA requirements ({e.message}); "
+                                 "judged from metadata")
+        return plan
+    plan = CudaPlan("wheels")
+    remote: list[str] = []
+    for w in wheels:
+        if w.url.startswith("file://"):
+            from urllib.parse import unquote, urlsplit
+
+            path = unquote(urlsplit(w.url).path)
+            if os.path.isfile(path):
+                plan.sources.append((open_wheel(path, cache), f"{w.name} {w.version}"))
+                plan.described.append(f"{w.name} {w.version}: {Path(path).name} (read in place)")
+                continue
+        remote.append(f"{w.name}=={w.version}")
+    if remote:
+        fallback = plan_from_metadata(remote)
+        plan.placeholders += fallback.placeholders
+        plan.described += [d.replace("torch's Requires-Dist", "uv's resolution (remote wheel, not downloaded)")
+                           for d in fallback.described]
+        plan.unknown += fallback.unknown
+    return plan
+
+
+def first_failure(facts, result) -> str:
+    if facts.torch_import.failures:
+        f = facts.torch_import.failures[0]
+        return f"`import torch` fails: {f.soname} (needed by {f.needed_by}) not found"
+    if result.missing_libraries:
+        m = result.missing_libraries[0]
+        more = len(result.missing_libraries) - 1
+        return f"{m.soname} not found (needed by {m.needed_by})" + (f", +{more} more" if more else "")
+    failures = [v for v in result.version_failures]
+    if failures:
+        v = failures[0]
+        return f"version {v.version} of {v.file} not found"
+    missing = result.missing_symbols
+    if missing:
+        u = missing[0]
+        return (f"undefined symbol {facts.demangled.get(u.symbol, u.symbol)}"
+                + (f", +{len(missing) - 1} more" if len(missing) > 1 else ""))
+    return ""

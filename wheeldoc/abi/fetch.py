@@ -1,0 +1,181 @@
+"""Turn requirements into wheel files with the real uv, without unpacking anything.
+
+- `lock(requirements)`: `uv pip compile --no-deps --format pylock.toml` with the index options
+  passed through (`--index-url`, `--extra-index-url`, `--find-links`, `--torch-backend`) and the
+  extension's Python version and platform, so uv picks the wheel that would be installed there;
+  the pylock file names each wheel's URL and sha256.
+- `fetch(wheel)`: a `file://` URL (a local index or a find-links folder) is read in place; a
+  remote one is downloaded once with `pip download --no-deps` into wheeldoc's cache
+  (`<cache>/wheels/<sha256>/`), checked against the sha256 uv reported, and reused after that.
+  uv has no download command, and installing (even `--target`) would unpack the whole wheel.
+- `offered(spec)`: every release of a range an index offers, newest first: uv is asked for the
+  best match, that release is excluded (`!=X`), and uv is asked again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from wheeldoc.core.errors import InputError
+
+UV_TIMEOUT_S = 300
+PIP_TIMEOUT_S = 1800
+MAX_RELEASES = 40
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    index_url: str | None = None
+    extra_index_urls: tuple[str, ...] = ()
+    find_links: tuple[str, ...] = ()
+    torch_backend: str | None = None
+    no_index: bool = False
+
+    @property
+    def given(self) -> bool:
+        return bool(self.index_url or self.extra_index_urls or self.find_links or self.torch_backend
+                    or self.no_index)
+
+    def uv_args(self) -> list[str]:
+        out: list[str] = ["--no-index"] if self.no_index else []
+        if self.index_url:
+            out += ["--index-url", self.index_url]
+        for url in self.extra_index_urls:
+            out += ["--extra-index-url", url]
+        for link in self.find_links:
+            out += ["--find-links", link]
+        if self.torch_backend:
+            out += ["--torch-backend", self.torch_backend]
+        return out
+
+
+@dataclass(frozen=True)
+class LockedWheel:
+    name: str
+    version: str
+    url: str
+    sha256: str | None
+
+    @property
+    def filename(self) -> str:
+        return unquote(urlsplit(self.url).path).rsplit("/", 1)[-1]
+
+
+def uv_binary() -> str:
+    from wheeldoc.lockfile.resolve import uv_binary as find
+
+    return find()
+
+
+def lock(requirements: list[str], options: IndexOptions, *, python_version: str | None,
+         python_platform: str | None, no_deps: bool = True) -> list[LockedWheel]:
+    """The wheels uv picks for `requirements` (one per package), or InputError with uv's reason."""
+    argv = [uv_binary(), "pip", "compile", "-", "--format", "pylock.toml", "--no-header", "--quiet",
+            *options.uv_args()]
+    if no_deps:
+        argv.append("--no-deps")
+    if python_version:
+        argv += ["--python-version", python_version]
+    if python_platform:
+        argv += ["--python-platform", python_platform]
+    try:
+        proc = subprocess.run(argv, input="\n".join(requirements) + "\n", capture_output=True, text=True,
+                              timeout=UV_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired:
+        raise InputError(" ".join(requirements), f"uv pip compile did not finish in {UV_TIMEOUT_S} s") from None
+    except OSError as e:
+        raise InputError("uv", f"cannot run uv: {e.strerror or e}") from None
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.strip().splitlines() if ln.strip() and not ln.strip().startswith("hint:")]
+        raise InputError(" ".join(requirements), "uv could not resolve it: " + " ".join(lines[-2:])[:400])
+    return parse_pylock(proc.stdout)
+
+
+def parse_pylock(text: str) -> list[LockedWheel]:
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    data = tomllib.loads(text)
+    out = []
+    for pkg in data.get("packages", []):
+        wheels = pkg.get("wheels") or []
+        if not wheels:
+            continue
+        w = wheels[0]
+        out.append(LockedWheel(pkg["name"], pkg["version"], w["url"], (w.get("hashes") or {}).get("sha256")))
+    return out
+
+
+def offered(requirement: str, options: IndexOptions, *, python_version: str | None,
+            python_platform: str | None, limit: int = MAX_RELEASES) -> list[LockedWheel]:
+    """Every release matching `requirement` that uv can pick, newest first."""
+    from packaging.requirements import Requirement
+
+    req = Requirement(requirement)
+    found: list[LockedWheel] = []
+    excluded: list[str] = []
+    while len(found) < limit:
+        spec = ",".join([str(s) for s in req.specifier] + [f"!={v}" for v in excluded])
+        try:
+            picked = lock([f"{req.name}{spec}" if spec else req.name], options,
+                          python_version=python_version, python_platform=python_platform)
+        except InputError:
+            break
+        if not picked:
+            break
+        wheel = picked[0]
+        found.append(wheel)
+        excluded.append(wheel.version.split("+", 1)[0])
+    return found
+
+
+def fetch(wheel: LockedWheel, cache_root: Path) -> Path:
+    """A local path for the wheel: read in place when local, else downloaded once into the cache."""
+    url = urlsplit(wheel.url)
+    if url.scheme == "file" or url.scheme == "":
+        path = Path(unquote(url.path))
+        if not path.is_file():
+            raise InputError(wheel.url, "uv named a wheel that does not exist")
+        return path
+    if url.scheme not in ("http", "https"):
+        raise InputError(wheel.url, f"cannot fetch a {url.scheme}:// URL")
+    folder = cache_root / "wheels" / (wheel.sha256 or hashlib.sha256(wheel.url.encode()).hexdigest())
+    target = folder / wheel.filename
+    if target.is_file():
+        return target
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".download-", dir=folder) as tmp:
+        argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                "--quiet", "-d", tmp, wheel.url]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+        except subprocess.TimeoutExpired:
+            raise InputError(wheel.url, f"pip download did not finish in {PIP_TIMEOUT_S} s") from None
+        if proc.returncode != 0:
+            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise InputError(wheel.url, f"pip download failed: {tail[:300]}")
+        got = Path(tmp) / wheel.filename
+        if not got.is_file():
+            raise InputError(wheel.url, "pip download did not produce the wheel")
+        if wheel.sha256:
+            from wheeldoc.core.cache import sha256_file
+
+            digest = sha256_file(got)
+            if digest != wheel.sha256:
+                raise InputError(wheel.url, f"sha256 {digest} differs from the index's {wheel.sha256}")
+        os.replace(got, target)
+    return target
+
+
+def wheels_dir() -> Path:
+    from wheeldoc.core.cache import default_dir
+
+    return default_dir()

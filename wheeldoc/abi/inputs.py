@@ -1,0 +1,195 @@
+"""The two sides of `wheeldoc abi EXT [TORCH]`, from what the user typed.
+
+EXT: a wheel, a `.so`, a directory (a site-packages-like tree), an installed `*.dist-info`, or
+the name of a distribution installed in the environment of `--python` / `--site-packages`.
+TORCH: a requirement (`torch==2.11.0+cu130`, resolved by uv), a torch wheel, a directory holding
+`torch/` (or a site-packages with torch installed), or, when omitted, the environment of
+`--python` / `--site-packages` (else the running interpreter's).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+from wheeldoc.abi.facts import Side
+from wheeldoc.core.errors import InputError
+
+_REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*([<>=!~]=?|===)")
+
+
+@dataclass(frozen=True)
+class Environment:
+    site_packages: tuple[str, ...]
+    label: str
+
+
+def is_requirement(text: str) -> bool:
+    return not os.path.exists(text) and bool(_REQUIREMENT.match(text.strip()))
+
+
+def is_range(text: str) -> bool:
+    """A requirement that names more than one release (not a single `==` pin)."""
+    from packaging.requirements import Requirement
+
+    spec = list(Requirement(text).specifier)
+    return not (len(spec) == 1 and spec[0].operator in ("==", "===") and "*" not in spec[0].version)
+
+
+def environment(python: str | None, site_packages: str | None) -> Environment:
+    from wheeldoc.environment.reader import locate_environment
+
+    loc = locate_environment(python=python, site_packages=site_packages)
+    label = python or site_packages or (loc.executable or "the running interpreter")
+    return Environment(tuple(loc.site_packages), label)
+
+
+def extension_side(arg: str, env_factory, cache=None) -> Side:
+    from wheeldoc.abi.listing import ListedWheel, open_wheel
+    from wheeldoc.binary.members import InstalledDistribution, SingleFile, WheelArchive, find_distribution, open_source
+
+    if os.path.exists(arg):
+        source = open_wheel(arg, cache) if arg.endswith((".whl", ".zip")) and os.path.isfile(arg) else open_source(arg)
+        side = Side(arg)
+        if isinstance(source, SingleFile):
+            side.sources.append((source, os.path.basename(arg)))
+            return side
+        _describe(side, source)
+        side.sources.append((source, side.name or os.path.basename(arg.rstrip("/"))))
+        if isinstance(source, (WheelArchive, ListedWheel)):
+            info = source.wheel_info()
+            side.platform_tags, side.python_tags = _tags(info.tags + info.wheel_tags)
+        elif isinstance(source, InstalledDistribution):
+            side.platform_tags, side.python_tags = _installed_tags(source)
+        return side
+    if "/" in arg or arg.endswith((".whl", ".so")):
+        raise InputError(arg, "no such file or directory")
+    env = env_factory()
+    for site in env.site_packages:
+        dist = find_distribution(site, arg)
+        if dist is not None:
+            side = Side(f"{arg} (installed in {env.label})")
+            _describe(side, dist)
+            side.sources.append((dist, side.name or arg))
+            side.platform_tags, side.python_tags = _installed_tags(dist)
+            return side
+    raise InputError(arg, f"not a file, and no distribution of that name is installed in {env.label}")
+
+
+def torch_from_path(arg: str, cache=None) -> tuple[Side, list[str] | None]:
+    """A torch wheel or directory; also returns the site-packages folders when it is an
+    installed environment (so the CUDA distributions beside it are used)."""
+    from wheeldoc.abi.listing import open_wheel
+    from wheeldoc.binary.members import DirectoryTree
+
+    if os.path.isdir(arg):
+        if _torch_distribution(arg) is not None:
+            return torch_from_environment(Environment((arg,), arg)), [arg]
+        if os.path.isdir(os.path.join(arg, "torch", "lib")):
+            side = Side(arg, name="torch")
+            side.sources.append((DirectoryTree(arg), "torch"))
+            return side, [arg]
+        raise InputError(arg, "neither a site-packages with torch installed nor a folder holding torch/lib")
+    source = open_wheel(arg, cache)
+    side = Side(arg)
+    _describe(side, source)
+    info = source.wheel_info()
+    side.platform_tags, side.python_tags = _tags(info.tags + info.wheel_tags)
+    side.sources.append((source, side.name or "torch"))
+    return side, None
+
+
+def torch_from_environment(env: Environment) -> Side:
+    for site in env.site_packages:
+        dist = _torch_distribution(site)
+        if dist is not None:
+            side = Side(f"torch installed in {env.label}")
+            _describe(side, dist)
+            side.sources.append((dist, side.name or "torch"))
+            side.platform_tags, side.python_tags = _installed_tags(dist)
+            return side
+    raise InputError(env.label, "no torch installed in this environment (give TORCH explicitly)")
+
+
+def cuda_distributions(site_packages: list[str]):
+    """The installed CUDA distributions of an environment (named `nvidia-*`, `cuda-*`, `*-nvidia-*`)."""
+    from wheeldoc.binary.members import InstalledDistribution
+
+    out = []
+    for site in site_packages:
+        try:
+            names = sorted(e.name for e in os.scandir(site) if e.name.endswith(".dist-info"))
+        except OSError:
+            continue
+        for n in names:
+            project = n[: -len(".dist-info")].rsplit("-", 1)[0].lower()
+            if re.search(r"(^|[_.-])(nvidia|cuda)([_.-]|$)", project) and project not in ("cuda_bindings", "cuda_python") \
+                    and os.path.isfile(os.path.join(site, n, "RECORD")):
+                dist = InstalledDistribution(os.path.join(site, n))
+                out.append((dist, n[: -len(".dist-info")]))
+    return out
+
+
+# -- helpers --------------------------------------------------------------------------------------
+def _torch_distribution(site: str):
+    """The distribution that installed `torch/` here: `torch` itself, or another name whose RECORD
+    lists `torch/lib/` (a renamed build such as the fixtures' `fake-torch`)."""
+    from wheeldoc.binary.members import InstalledDistribution, find_distribution
+
+    dist = find_distribution(site, "torch")
+    if dist is not None:
+        return dist
+    try:
+        names = sorted(e.name for e in os.scandir(site) if e.name.endswith(".dist-info") and "torch" in e.name.lower())
+    except OSError:
+        return None
+    for n in names:
+        if re.match(r"^torch(vision|audio|text|data)\b", n, re.IGNORECASE):
+            continue
+        record = os.path.join(site, n, "RECORD")
+        try:
+            with open(record, "rb") as f:
+                head = f.read(1 << 20)
+        except OSError:
+            continue
+        if b"\ntorch/lib/" in b"\n" + head or head.startswith(b"torch/lib/"):
+            return InstalledDistribution(os.path.join(site, n))
+    return None
+
+
+def _describe(side: Side, source) -> None:
+    from packaging.utils import canonicalize_name
+
+    try:
+        meta = source.metadata()
+    except InputError:
+        meta = None
+    if meta is not None:
+        side.metadata = meta
+        side.name = canonicalize_name(meta.name)
+        side.version = meta.version
+
+
+def _tags(tags: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    platforms, pythons = [], []
+    for tag in tags:
+        parts = tag.split("-")
+        if len(parts) != 3:
+            continue
+        pythons += parts[0].split(".")
+        platforms += parts[2].split(".")
+    return tuple(dict.fromkeys(platforms)), tuple(dict.fromkeys(pythons))
+
+
+def _installed_tags(dist) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from email.parser import HeaderParser
+
+    name = f"{dist.dist_info}/WHEEL"
+    if dist.member(name) is None:
+        return (), ()
+    try:
+        text = dist.read_bytes(name, 1 << 20).decode("utf-8", "replace")
+    except InputError:
+        return (), ()
+    return _tags(tuple(HeaderParser().parsestr(text).get_all("Tag") or ()))

@@ -1,0 +1,170 @@
+"""A virtual site-packages: the shared objects of several sources at the paths they install to.
+
+The extension's wheel, torch's wheel and the NVIDIA CUDA wheels all unpack into one
+site-packages, so `$ORIGIN/../../nvidia/cu13/lib` from `torch/lib/libc10_cuda.so` names
+`nvidia/cu13/lib` of another wheel. `Site` maps every shared object to the source and member
+it comes from, without extracting anything, and reads ELF facts on demand through
+`read_elf_member` (cached by RECORD sha256); `prefetch` starts those reads on a few threads
+(inflating releases the GIL, so torch's two big libraries inflate side by side). A CUDA library known only from wheeldoc's table
+(its wheel was not available) is a placeholder: present at its path, with no symbol table.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from wheeldoc.core.errors import InputError
+
+if TYPE_CHECKING:
+    from wheeldoc.core.cache import Cache
+    from wheeldoc.binary.elf import ElfInfo, SymbolVersion
+    from wheeldoc.binary.members import MemberSource
+
+Exports = dict  # name -> tuple[SymbolVersion | None, ...]
+# A file ld.so could load by name: `x.so`, `libz.so.1`, `libcrypto-a324fe28.so.1.1.1k` (OpenSSL's
+# versions end in a letter; wheel.shared_objects() keeps numeric suffixes only).
+_LIBRARY_NAME = re.compile(r"(^|/)[^/]+\.so(\.[0-9A-Za-z_]+)*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One shared object of the site."""
+
+    path: str  # site-packages-relative, `/`-separated, normalized
+    origin: str  # "extension", "torch" or "cuda"
+    package: str  # the distribution it belongs to (for messages)
+    source: MemberSource | None  # None: a placeholder known from the CUDA table only
+    member: str | None
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1]
+
+    @property
+    def placeholder(self) -> bool:
+        return self.source is None
+
+
+def looks_like_library(name: str) -> bool:
+    """A member name ld.so could load (`x.so`, `libz.so.1`, `libcrypto-….so.1.1.1k`)."""
+    return bool(_LIBRARY_NAME.search(name))
+
+
+def normalize(path: str) -> str | None:
+    """A site-relative path, or None when it leaves the site (`../x`) or is absolute."""
+    if path.startswith("/"):
+        return None
+    norm = posixpath.normpath(path)
+    if norm == ".." or norm.startswith("../"):
+        return None
+    return "" if norm == "." else norm
+
+
+class Site:
+    def __init__(self, cache: Cache | None = None) -> None:
+        self.cache = cache
+        self.files: dict[str, Entry] = {}
+        self.unreadable: dict[str, InputError] = {}
+        self._elf: dict[str, ElfInfo] = {}
+        self._exports: dict[str, Exports] = {}
+        self.read_members: list[tuple[str, str]] = []  # (package, member) actually parsed, in order
+        self._futures: dict[str, Future] = {}
+        self._pool: ThreadPoolExecutor | None = None
+
+    def prefetch(self, entries) -> None:
+        """Start reading these entries' ELF facts in the background (`elf` waits for them)."""
+        for entry in entries:
+            if entry.placeholder or entry.path in self._elf or entry.path in self._futures:
+                continue
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
+                                                thread_name_prefix="wheeldoc-elf")
+            self._futures[entry.path] = self._pool.submit(self._read, entry)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _read(self, entry: Entry):
+        from wheeldoc.binary.elf import read_elf_member
+
+        return read_elf_member(entry.source, entry.member, cache=self.cache)
+
+    def add_source(self, source: MemberSource, origin: str, package: str, prefix: str = "") -> list[Entry]:
+        added = []
+        for m in source.members:
+            if not _LIBRARY_NAME.search(m.name):
+                continue
+            path = normalize(prefix + m.name)
+            if path is None or path in self.files:
+                continue  # the first source to install a path wins (like an installer would)
+            kind = "cuda" if origin == "torch" and path.startswith("nvidia/") else origin  # a whole site
+            entry = Entry(path, kind, package, source, m.name)
+            self.files[path] = entry
+            added.append(entry)
+        return added
+
+    def add_placeholder(self, path: str, package: str) -> Entry | None:
+        norm = normalize(path)
+        if norm is None or norm in self.files:
+            return None
+        entry = Entry(norm, "cuda", package, None, None)
+        self.files[norm] = entry
+        return entry
+
+    def find(self, directory: str, soname: str) -> Entry | None:
+        path = normalize(posixpath.join(directory, soname) if directory else soname)
+        return self.files.get(path) if path is not None else None
+
+    def elf(self, entry: Entry) -> ElfInfo | None:
+        """The entry's ELF facts; None for placeholders and unreadable files (see `unreadable`)."""
+        if entry.placeholder or entry.path in self.unreadable:
+            return None
+        info = self._elf.get(entry.path)
+        if info is None:
+            future = self._futures.pop(entry.path, None)
+            try:
+                info = future.result() if future is not None else self._read(entry)
+            except InputError as e:
+                self.unreadable[entry.path] = e
+                return None
+            self._elf[entry.path] = info
+            self.read_members.append((entry.package, entry.member or entry.path))
+        return info
+
+    def is_read(self, entry: Entry) -> bool:
+        return entry.path in self._elf
+
+    def unversioned(self, entry: Entry) -> bool:
+        """The object has no `.gnu.version` table at all."""
+        info = self.elf(entry)
+        return info is not None and not info.symbols.versym
+
+    def exports(self, entry: Entry) -> Exports:
+        cached = self._exports.get(entry.path)
+        if cached is None:
+            info = self.elf(entry)
+            cached = info.symbols.exports() if info is not None else {}
+            self._exports[entry.path] = cached
+        return cached
+
+
+def defines(exports: Exports, name: str, version: str | None, *, unversioned_object: bool = False) -> bool:
+    """Whether a definition satisfies a reference, as ld.so matches them: a versioned
+    reference needs that version name (a hidden `foo@V` counts), except in an object without
+    any symbol versioning, which satisfies it by name; an unversioned one takes any
+    definition that is not hidden."""
+    versions: tuple[SymbolVersion | None, ...] | None = exports.get(name)
+    if not versions:
+        return False
+    if version is None:
+        return any(v is None or not v.hidden for v in versions)
+    if unversioned_object:
+        return True
+    return any(v is not None and v.name == version for v in versions)

@@ -1,0 +1,64 @@
+"""`[tool.wheeldoc]` in pyproject.toml: the same settings as the command-line flags."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wheeldoc.core.errors import InputError
+from wheeldoc.core.model import Severity
+
+KNOWN_KEYS = {"select", "ignore", "fail-on", "severity", "format", "gpu", "driver", "platform",
+              "python", "glibc", "libstdcxx"}
+
+
+@dataclass(frozen=True)
+class Config:
+    path: str | None = None
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.values.get(key, default)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    start = start.resolve()
+    for d in (start, *start.parents):
+        candidate = d / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+        if (d / ".git").exists():
+            return None
+    return None
+
+
+def load_config(explicit: str | None = None, start: Path | None = None) -> Config:
+    path = Path(explicit) if explicit else find_pyproject(start or Path.cwd())
+    if path is None:
+        return Config()
+    try:
+        import tomli
+    except ImportError:  # tomli is a dependency; a bare interpreter still has tomllib (3.11+)
+        import tomllib as tomli  # type: ignore[no-redef]
+
+    try:
+        data = tomli.loads(path.read_text(encoding="utf-8"))
+    except tomli.TOMLDecodeError as e:
+        raise InputError(str(path), f"invalid TOML: {e.msg}", line=e.lineno) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(str(path), f"cannot read: {e}") from None
+    section = data.get("tool", {}).get("wheeldoc", {})
+    if not isinstance(section, dict):
+        raise InputError(str(path), "[tool.wheeldoc] must be a table")
+    unknown = set(section) - KNOWN_KEYS
+    if unknown:
+        raise InputError(str(path), f"unknown [tool.wheeldoc] keys: {', '.join(sorted(unknown))}")
+    sev = section.get("severity", {})
+    if not isinstance(sev, dict):
+        raise InputError(str(path), "[tool.wheeldoc.severity] must be a table of CODE = level")
+    try:
+        section = {**section, "severity": {k.upper(): Severity.parse(v) for k, v in sev.items()}}
+    except (ValueError, AttributeError) as e:
+        raise InputError(str(path), f"[tool.wheeldoc.severity]: {e}") from None
+    return Config(str(path), section)

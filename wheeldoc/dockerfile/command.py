@@ -1,0 +1,193 @@
+"""`wheeldoc check Dockerfile`: parse, analyze, run WD4xx; `--diff` shows the safe fixes,
+`--fix` applies them (temp file + rename) and checks the result again.
+
+Suppression is hadolint's: `# wheeldoc: ignore=WD401,WD405` in the comment block directly
+above an instruction (or between its continued lines) silences those codes for findings
+inside that instruction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterable
+
+from wheeldoc.dockerfile.facts import DockerFacts
+from wheeldoc.core.engine import Context
+from wheeldoc.core.model import Edit, Finding, Report
+from wheeldoc.dockerfile.parser import MAX_DOCKERFILE_BYTES, Dockerfile, parse_text
+from wheeldoc.dockerfile.stages import analyze
+from wheeldoc.core.errors import InputError, LimitExceeded
+
+_BOM = "\ufeff"
+
+
+def _read(path: Path) -> bytes:
+    p = str(path)
+    try:
+        size = os.path.getsize(p)
+        if size > MAX_DOCKERFILE_BYTES:
+            raise LimitExceeded(p, f"Dockerfile is {size} bytes, over the {MAX_DOCKERFILE_BYTES} byte limit")
+        with open(p, "rb") as fh:
+            return fh.read(MAX_DOCKERFILE_BYTES + 1)
+    except OSError as e:
+        raise InputError(p, f"cannot read: {e.strerror or e}") from None
+
+
+def wd4_rules() -> list:
+    """The WD4 rules; the registry imports only their module, which keeps the pre-commit path light."""
+    from wheeldoc.core.registry import family_rules
+
+    return family_rules("WD4")
+
+
+def analyze_text(text: str, path: str, ctx: Context) -> tuple[Dockerfile, list[Finding]]:
+    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`."""
+    df = parse_text(text, path)
+    graph = analyze(df)
+    facts = DockerFacts(df, graph, ctx.target, text=text)
+    findings: list[Finding] = []
+    for r in wd4_rules():
+        if ctx.enabled(r.code):
+            findings.extend(r.check(facts, ctx))
+    return df, findings
+
+
+def suppressor(df: Dockerfile, path: str) -> Callable[[Finding], bool]:
+    def suppressed(f: Finding) -> bool:
+        if f.location.path != path or f.location.line is None:
+            return False
+        ins = df.at_line(f.location.line)
+        return ins is not None and f.rule in df.ignored_codes(ins)
+
+    return suppressed
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply line edits (numbered as BuildKit numbers lines), keeping BOM and CRLF. Inserts
+    after the same line keep their order, identical ones are applied once; of several
+    replacements of one line the first wins."""
+    bom = _BOM if text.startswith(_BOM) else ""
+    body = text[len(bom):]
+    crlf = "\r\n" in body
+    parts = body.split("\n")
+    replace: dict[int, str] = {}
+    inserts: dict[int, list[str]] = {}
+    for e in edits:
+        if e.action == "replace":
+            replace.setdefault(e.line, e.content)
+        else:
+            bucket = inserts.setdefault(e.line, [])
+            if e.content not in bucket:
+                bucket.append(e.content)
+    out: list[str] = []
+    last = len(parts) - (1 if body.endswith("\n") else 0)
+    for n, part in enumerate(parts, start=1):
+        if n in replace and n <= last:
+            part = replace[n] + ("\r" if part.endswith("\r") else "")
+        out.append(part)
+        if n <= last:
+            for content in inserts.get(n, ()):
+                if n == last and not body.endswith("\n"):  # the file ends without a newline
+                    out[-1] += "\r" if crlf else ""
+                out.append(content + ("\r" if crlf else ""))
+    return bom + "\n".join(out)
+
+
+def unified_diff(old: str, new: str, path: str) -> str:
+    import difflib
+
+    a = old.lstrip(_BOM).splitlines(keepends=True)
+    b = new.lstrip(_BOM).splitlines(keepends=True)
+    return "".join(difflib.unified_diff(a, b, f"a/{path.lstrip('/')}", f"b/{path.lstrip('/')}"))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write next to the file, then rename over it: a crash never leaves half a Dockerfile."""
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".wheeldoc", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        except OSError:
+            pass
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def safe_edits(findings: Iterable[Finding], suppressed: Callable[[Finding], bool]) -> list[tuple[Finding, Edit]]:
+    return [(f, e) for f in findings if f.fix is not None and f.fix.applicability == "safe" and not suppressed(f)
+            for e in f.fix.edits]
+
+
+def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespace,
+                     report: Report) -> tuple[list[Finding], Callable[[Finding], bool]]:
+    p = str(path)
+    data = _read(path)
+    df = parse_text(data, p)  # validates (binary, encoding, limits) before anything else
+    text = data.decode("utf-8")
+    df, findings = analyze_text(text, p, ctx)
+    suppressed = suppressor(df, p)
+    want_diff = bool(getattr(args, "diff", False))
+    want_fix = bool(getattr(args, "fix", False)) and not want_diff
+    if not (want_diff or want_fix):
+        return findings, suppressed
+    pairs = safe_edits(findings, suppressed)
+    if not pairs:
+        return findings, suppressed
+    new_text = apply_edits(text, (e for _, e in pairs))
+    if new_text == text:
+        return findings, suppressed
+    if want_diff:
+        report.extra.setdefault("diff", []).append({"path": p, "diff": unified_diff(text, new_text, p)})
+        return findings, suppressed
+    new_df, after = analyze_text(new_text, p, ctx)  # never write a file that no longer parses
+    try:
+        write_atomically(Path(os.path.realpath(path)), new_text)  # through a symlink, not over it
+    except OSError as e:
+        raise InputError(p, f"cannot write the fixes: {e.strerror or e}") from None
+    remaining = {(f.rule, f.message) for f in after}
+    fixed = []
+    seen = set()
+    for f, _ in pairs:
+        if (f.rule, f.location.line, f.message) in seen:
+            continue
+        seen.add((f.rule, f.location.line, f.message))
+        fixed.append({"path": p, "rule": f.rule, "line": f.location.line, "title": f.fix.title if f.fix else "",
+                      "resolved": (f.rule, f.message) not in remaining})
+    report.extra.setdefault("fixed", []).extend(fixed)
+    return after, suppressor(new_df, p)
+
+
+def text_sections(report: Report) -> tuple[Callable, ...]:
+    """Text output for --diff and --fix, shown before the findings."""
+    diffs = report.extra.get("diff", [])
+    fixed = report.extra.get("fixed", [])
+
+    def section(out) -> None:
+        for d in diffs:
+            for line in d["diff"].rstrip("\n").splitlines():
+                style = "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+                out.add((line, style))
+            out.add()
+        if fixed:
+            n = sum(1 for f in fixed if f["resolved"])
+            files = len({f["path"] for f in fixed})
+            out.add((f"Fixed {n} finding{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''}:",
+                     "green"))
+            for f in fixed:
+                out.add(f"  {f['path']}:{f['line']}: {f['rule']} {f['title']}")
+            out.add()
+
+    return (section,) if diffs or fixed else ()

@@ -1,0 +1,1184 @@
+"""WD4xx: Dockerfiles. Variables that never reach the stage that needs them, torch builds that a
+`docker build` silently gets wrong, base images and GPU architecture lists against the target.
+
+Facts come from `wheeldoc.dockerfile.facts.DockerFacts`; edits from `dockerfix`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, cuda_str, normalize, variant_cuda
+from wheeldoc.data.tool_env import ToolVar
+from wheeldoc.core.engine import Context
+from wheeldoc.core.model import Finding, Fix, Location, Severity
+from wheeldoc.core.registry import Example, rule
+from wheeldoc.dockerfile.fixes import env_assignment, from_line, insert_after_from, replace_in_lines
+from wheeldoc.dockerfile.lexer import referenced_names
+from wheeldoc.dockerfile.stages import PLATFORM_ARGS, Stage
+from wheeldoc.dockerfile.shell import SHELLS, commands_in_run
+
+D = "fixtures/dockerfiles"
+R = "fixtures/dockerfiles/rules"
+REF = "dockerfiles"
+SEVERITY = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO}
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+TORCH_INDEX = "https://download.pytorch.org/whl/{variant}"
+
+
+def _where(stage: Stage) -> str:
+    return f"stage {stage.name!r}" if stage.name else f"stage {stage.index}"
+
+
+def _loc(facts: DockerFacts, line: int | None) -> Location:
+    return Location(facts.path, line)
+
+
+def _no_gpu_during_build(step: Step) -> bool:
+    """No GPU is visible to a RUN unless it asks for a device (`RUN --device=nvidia.com/gpu=all`)."""
+    return step.ins.flag("device") is None
+
+
+def _variant_for(facts: DockerFacts, stage: Stage, ctx: Context) -> tuple[str, str] | None:
+    """The CUDA variant of torch to name in a fix, and why: the base image's CUDA, else the driver's."""
+    from wheeldoc.data.torch import torch_table
+
+    known = sorted({v for s in torch_table().series.values() for v in s.cuda}, key=lambda v: variant_cuda(v))
+    base = facts.base_cuda(stage)
+    driver = getattr(ctx.target, "driver", None)
+    for cuda, why in ((base[0] if base else None, f"the base image {base[1]} is CUDA" if base else ""),
+                      (driver.cuda if driver else None, "the target driver supports CUDA")):
+        if cuda is None:
+            continue
+        fits = [v for v in known if variant_cuda(v)[0] == cuda[0] and variant_cuda(v) <= cuda]
+        if fits:
+            return fits[-1], f"{why} {cuda_str(cuda)}"
+    return None
+
+
+# -- WD401 ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Setter:
+    name: str
+    value: str | None
+    kind: str  # "ENV", "ARG", "global ARG", "inline"
+    line: int | None
+    stage: Stage | None
+
+    def words(self) -> str:
+        where = "the global scope" if self.stage is None else _where(self.stage)
+        value = self.value if self.value is not None else "(a value not known here)"
+        return f"{where} sets {self.name}={value} ({self.kind}, line {self.line})"
+
+
+def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
+    if var.tool == "build":
+        return step.build is not None
+    inst = step.install
+    if inst is None or inst.tool != var.tool or not step.is_install:
+        return False
+    if var.network and not step.network:
+        return False
+    if var.torch_only and not _involves_torch(facts, step):
+        return False
+    if var.tool == "uv":
+        if var.when == "pip-install":
+            return inst.action in ("pip install", "pip sync")
+        if var.when == "sync":
+            return inst.action in ("sync", "add")
+    return True
+
+
+def _involves_torch(facts: DockerFacts, step: Step) -> bool:
+    inst = step.install
+    needs, unknown = facts.torch_needs(step)
+    return bool(needs or unknown or (inst is not None and (inst.requirements or inst.action == "pip sync")))
+
+
+def _covered(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
+    if any(facts.var(step, n) is not None for n in var.names):
+        return True
+    inst = step.install
+    return inst is not None and any(inst.has(f) for f in var.flags)
+
+
+def _setters(facts: DockerFacts, var: ToolVar) -> list[_Setter]:
+    out: list[_Setter] = []
+    for n in var.names:
+        for b in facts.graph.setters(n):
+            if b.value is None:
+                continue
+            kind = {"env": "ENV", "arg": "ARG", "global": "global ARG"}.get(b.kind, b.kind)
+            stage = facts.graph.stages[b.stage] if b.stage is not None else None
+            out.append(_Setter(n, b.value if b.known else None, kind, b.line, stage))
+    return out
+
+
+def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Setter]) -> Fix:
+    where = _where(stage)
+    glob = [s for s in setters if s.kind == "global ARG"]
+    if glob:
+        g = glob[0]
+        return Fix(f"Redeclare `ARG {g.name}` in {where} to use the global value",
+                   "safe", edits=(insert_after_from(facts, stage, f"ARG {g.name}"),))
+    known = [s for s in setters if s.value is not None]
+    if not known:
+        s = setters[0]
+        return Fix(f"Set {s.name} in {where} too, as {_where(s.stage) if s.stage else 'elsewhere'} does "
+                   f"(line {s.line})", "display-only")
+    values = [s.value for s in known]
+    best = max(known, key=lambda s: (values.count(s.value), s.kind == "ENV", -(s.line or 0)))
+    text = f"ENV {env_assignment(best.name, best.value or '', facts.df.escape)}"
+    pathlike = "/" in (best.value or "") and "://" not in (best.value or "")
+    return Fix(f"Add `{text}` after the FROM of {where}", "unsafe" if pathlike else "safe",
+               edits=(insert_after_from(facts, stage, text),))
+
+
+@rule("WD401", "stage-env-gap", title="a variable set in another stage never reaches this one",
+      severity=Severity.WARNING, fix="safe",
+      examples=(Example(("check", f"{R}/wd401-story.Dockerfile"), True),
+                Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), True),
+                Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
+                Example(("check", f"{R}/wd401-global-arg.Dockerfile"), True),
+                Example(("check", f"{D}/vllm-upstream-style.Dockerfile"), True),
+                Example(("check", f"{R}/wd401-story-fixed.Dockerfile"), False),
+                Example(("check", f"{D}/uv-project-sync.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a stage that runs a tool which reads an environment variable that another stage
+    (or the global scope) sets, while this stage never gets it: uv (`UV_HTTP_TIMEOUT`,
+    `UV_INDEX_URL`, `UV_EXTRA_INDEX_URL`, `UV_INDEX_STRATEGY`, `UV_TORCH_BACKEND`,
+    `UV_LINK_MODE`, …), pip (`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_DEFAULT_TIMEOUT`, …)
+    and, for commands that compile code, the build variables (`TORCH_CUDA_ARCH_LIST`,
+    `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads which variable is data
+    (`wheeldoc/data/tool_env.json`, each row with its source). A variable counts as present
+    when the stage sets it (ENV or ARG, inherited through `FROM <stage>`), the command sets it
+    inline or through `export`, or the command passes the flag that replaces it.
+
+    ## Why is this bad?
+    Every `FROM` starts from its base image's environment. ENV and ARG of other stages never
+    reach it, and `COPY --from` copies files, not variables; a global `ARG` before the first
+    `FROM` is visible to `FROM` lines only. The tool then silently runs with its defaults:
+    in the field report the runner stage downloaded a 517 MB cuBLAS wheel with uv's default
+    30 s timeout and failed, because only the base stage set `UV_HTTP_TIMEOUT=600`. A missing
+    index variable is worse: the install succeeds from another index.
+
+    ## Example
+    ```dockerfile
+    FROM nvidia/cuda:13.0.1-devel-ubuntu24.04 AS base
+    ENV UV_HTTP_TIMEOUT=600
+    RUN uv pip install --system torch
+    FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04 AS runner
+    RUN uv pip install --system nvidia-cublas   # runs with the 30 s default
+    ```
+
+    ## Fix
+    Set the variable in the stage that runs the tool: `ENV UV_HTTP_TIMEOUT=600` right after its
+    `FROM` (a safe fix; `--fix` applies it), or `ARG NAME` there when the value is a global
+    `ARG`. Values that are paths (`UV_PYTHON=/opt/venv/bin/python`) are offered as unsafe fixes:
+    the path may not exist in that stage.
+    """
+    done: set[tuple[int, str]] = set()
+    extra_lines: dict[tuple[int, str], list[int]] = {}
+    variables = facts.env.variables.values()
+    for step in facts.steps:
+        for var in variables:
+            if not _reads(facts, step, var) or _covered(facts, step, var):
+                continue
+            key = (step.stage.index, min(var.names))
+            if key in done:
+                extra_lines.setdefault(key, []).append(step.line)
+                continue
+            setters = _setters(facts, var)
+            if not setters:
+                continue
+            done.add(key)
+            where = _where(step.stage)
+            first = setters[0]
+            name = first.name
+            if first.kind == "global ARG":
+                origin = f"the global ARG {first.name} (line {first.line}) is visible to FROM lines only"
+            else:
+                origin = first.words()
+            yield Finding(
+                rule="WD401", title="a variable set in another stage never reaches this one",
+                severity=SEVERITY[var.severity], location=_loc(facts, step.line),
+                message=f"`{step.text()}` (line {step.line}) in {where} reads {name}, which {where} does "
+                        f"not set: {origin}. A FROM starts from its base image's environment; ENV and ARG of "
+                        f"other stages never reach it.",
+                evidence=(f"{name}: {var.what}", *(s.words() for s in setters[1:4]),
+                          f"source: {facts.env.sources[var.source].split(';')[0]}"),
+                fix=_env_fix(facts, step.stage, var, setters),
+                data={"variable": name, "stage": step.stage.label, "tool": var.tool,
+                      "set_at": [s.line for s in setters], "needed_at": step.line},
+            )
+
+
+# -- WD402 ---------------------------------------------------------------------------------------
+
+_SHELL_REF = re.compile(r"(?<![\\$])\$(?:\{([A-Za-z_][A-Za-z0-9_]*)|([A-Za-z_][A-Za-z0-9_]*))")
+_SHELL_SETS = re.compile(r"\b(?:for|read(?:\s+-[a-zA-Z]+)*|local|declare(?:\s+-[a-zA-Z]+)*|export|unset)"
+                         r"\s+([A-Za-z_][A-Za-z0-9_]*)")
+_IMAGE_ENV = {"nvidia/cuda": ("CUDA_VERSION",), "python": ("PYTHON_VERSION",)}
+
+
+def _run_refs(ins) -> tuple[dict[str, int], set[str]]:
+    """Names a RUN references (first line of each) and names its own script sets."""
+    refs: dict[str, int] = {}
+    texts: list[tuple[str, int]] = []
+    t = ins.trigger
+    if t.json:  # exec form: no shell expands anything, unless it runs `sh -c SCRIPT`
+        argv = list(t.value)
+        if argv and argv[0].rsplit("/", 1)[-1] in SHELLS and any(a.startswith("-") and "c" in a for a in argv[1:-1]):
+            texts.append((argv[-1], t.start_line))
+    else:
+        off = t.args_offset
+        for m in _SHELL_REF.finditer(t.args):
+            refs.setdefault(m[1] or m[2], t.line_at(off + m.start()))
+        texts += [(h.body, h.start_line) for h in t.heredocs]
+    for text, first in texts:
+        for m in _SHELL_REF.finditer(text):
+            refs.setdefault(m[1] or m[2], first + text.count("\n", 0, m.start()))
+    sets: set[str] = set()
+    for c in commands_in_run(ins):
+        sets.update(k for k, _ in c.assignments)
+        sets.update(k for k, _ in c.exported)
+    for text in [t.args, *(h.body for h in t.heredocs)]:
+        sets.update(_SHELL_SETS.findall(text))
+    return refs, sets
+
+
+def _refs(facts: DockerFacts, ins) -> tuple[dict[str, int], set[str]]:
+    if ins.keyword == "RUN":
+        return _run_refs(ins)
+    refs: dict[str, int] = {}
+    words = list(ins.value)
+    if ins.keyword == "ARG":
+        words = [w.partition("=")[2] for w in words]
+    if ins.keyword in ("COPY", "ADD"):
+        words += [h.body for h in ins.heredocs if h.expand]
+    for w in words:
+        for name in referenced_names(w, escape=facts.df.escape):
+            refs.setdefault(name, ins.start_line)
+    return refs, set()
+
+
+@rule("WD402", "global-arg-not-in-stage", title="a global ARG used in a stage that does not redeclare it",
+      severity=Severity.WARNING, fix="safe",
+      examples=(Example(("check", f"{R}/wd402-global-arg.Dockerfile"), True),
+                Example(("check", f"{D}/global-args.Dockerfile"), True),
+                Example(("check", f"{R}/wd402-redeclared.Dockerfile"), False),
+                Example(("check", f"{D}/pytorch-source-build.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def global_arg_not_in_stage(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `$NAME` / `${NAME}` inside a stage (a RUN script, a heredoc, an ENV, COPY, WORKDIR,
+    LABEL, ARG default, …) where `NAME` is an `ARG` declared only before the first `FROM`, or
+    one of BuildKit's automatic platform ARGs (`TARGETARCH`, `TARGETPLATFORM`, `BUILDPLATFORM`,
+    …), and the stage never redeclares it with `ARG NAME`.
+
+    ## Why is this bad?
+    An ARG before the first `FROM` is in the global scope: `FROM` lines see it, instructions
+    inside a stage do not. There, `$NAME` expands to an empty string (or the base image's own
+    variable of that name), with no warning: `TORCH_CUDA_ARCH_LIST=$TORCH_CUDA_ARCH_LIST` builds
+    for no architecture, `curl …/uv-$TARGETARCH` downloads the wrong file.
+
+    ## Example
+    ```dockerfile
+    ARG TORCH_CUDA_ARCH_LIST=12.1
+    FROM nvidia/cuda:13.0.1-devel-ubuntu24.04
+    RUN TORCH_CUDA_ARCH_LIST="$TORCH_CUDA_ARCH_LIST" pip install --no-build-isolation .
+    ```
+
+    ## Fix
+    Add `ARG NAME` (no value) after the stage's `FROM`: it takes the global default and any
+    `--build-arg`. A safe fix; `--fix` applies it.
+    """
+    graph = facts.graph
+    global_names = set(graph.global_args) | set(PLATFORM_ARGS)
+    done: set[tuple[int, str]] = set()
+    for ins in facts.df.instructions:
+        stage = graph.stage_for(ins)
+        if stage is None or ins.keyword in ("FROM", "ONBUILD"):
+            continue
+        refs, own = _refs(facts, ins)
+        if not refs:
+            continue
+        sc = graph.scope(ins)
+        for name, line in refs.items():
+            if name not in global_names or name in own or name in sc.vars or name in sc.args:
+                continue
+            if (stage.index, name) in done:
+                continue
+            done.add((stage.index, name))
+            g = graph.global_args.get(name)
+            if g is not None:
+                what = f"the global ARG {name} (line {g.line}" + (f", default {g.value!r})" if g.value is not None
+                                                                  else ", no default)")
+            else:
+                what = f"BuildKit's platform ARG {name} (global scope)"
+            base = graph.root(stage).base
+            shadow = [n for img, names in _IMAGE_ENV.items() if re.search(rf"(^|/){re.escape(img)}:", base)
+                      for n in names if n == name]
+            note = (f"the base image {base} sets its own {name}, which is what this stage sees" if shadow
+                    else f"here it expands to an empty string")
+            yield Finding(
+                rule="WD402", title="a global ARG used in a stage that does not redeclare it",
+                severity=Severity.INFO if shadow else Severity.WARNING, location=_loc(facts, line),
+                message=f"{ins.keyword} on line {line} in {_where(stage)} uses ${name}: {what} is visible to FROM "
+                        f"lines only, and {_where(stage)} does not declare `ARG {name}`; {note}.",
+                evidence=(f"{_where(stage)} starts at line {stage.line}",),
+                fix=Fix(f"Add `ARG {name}` after the FROM of {_where(stage)}", "safe",
+                        edits=(insert_after_from(facts, stage, f"ARG {name}"),)),
+                data={"arg": name, "stage": stage.label, "declared_at": g.line if g else None},
+            )
+
+
+# -- WD403 / WD404 -------------------------------------------------------------------------------
+
+
+def _gpu_packages(facts: DockerFacts) -> frozenset[str]:
+    from wheeldoc.data.torch import torch_table
+
+    return torch_table().gpu_packages | facts.env.cuda_extensions
+
+
+def _torch_earlier(facts: DockerFacts, step: Step) -> Step | None:
+    """An earlier install in the stage chain that took a CUDA torch: pinned (local tag,
+    override, constraint, backend), or torch-dependent packages installed with a CUDA index."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    for s in facts.steps[: step.index]:
+        if s.stage.index not in chain or not s.installs_packages:
+            continue
+        sources = facts.torch_sources(s)
+        if any(t.is_cuda and t.kind in ("pin", "override", "constraint", "backend") for t in sources):
+            return s
+        needs, unknown = facts.torch_needs(s)
+        if (needs or unknown) and any(t.is_cuda and t.kind == "index" for t in sources):
+            return s
+    return None
+
+
+def _cuda_intent(facts: DockerFacts, ctx: Context) -> str | None:
+    """Why this Dockerfile evidently wants CUDA, or None."""
+    if getattr(ctx.target, "gpu", None) is not None:
+        return f"the target GPU is {ctx.target.gpu.name}"
+    for stage in facts.graph.stages:
+        base = facts.base_cuda(stage)
+        if base is not None:
+            return f"the base image {base[1]} is CUDA {cuda_str(base[0])}"
+    for s in facts.steps:
+        if s.installs_packages:
+            for t in facts.torch_sources(s):
+                if t.is_cuda:
+                    return f"line {s.line} uses {t.why}"
+    gpu = _gpu_packages(facts)
+    for s in facts.steps:
+        if s.installs_packages:
+            needs, _ = facts.torch_needs(s)
+            for n in needs:
+                if normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) in gpu:
+                    return f"line {s.line} installs {n}"
+    return None
+
+
+def _upgrades(step: Step) -> bool:
+    inst = step.install
+    return inst is not None and any(inst.has(f) for f in ("--upgrade", "--reinstall", "--force-reinstall"))
+
+
+def _cuda_fix(facts: DockerFacts, step: Step, ctx: Context) -> Fix:
+    inst = step.install
+    assert inst is not None
+    chosen = _variant_for(facts, step.stage, ctx)
+    variant, why = chosen if chosen else ("cu130", "choose the variant of your base image; cu130 is CUDA 13.0")
+    first, last = step.ins.start_line, step.ins.end_line
+    if inst.tool == "uv":
+        title = f"Pin the CUDA build: add `--torch-backend {variant}` ({why}), or an overrides file " \
+                f"holding `torch==<version>+{variant}` passed with `--override`"
+        edit = replace_in_lines(facts, first, last, re.compile(r"\bpip install\b"),
+                                f"pip install --torch-backend {variant}")
+    else:
+        title = f"Pin the CUDA build: add `--extra-index-url {TORCH_INDEX.format(variant=variant)}` ({why}) and " \
+                f"a constraint `torch==<version>+{variant}`"
+        edit = replace_in_lines(facts, first, last, re.compile(r"\bpip3? install\b"),
+                                lambda m: f"{m[0]} --extra-index-url {TORCH_INDEX.format(variant=variant)}")
+    return Fix(title, "unsafe" if edit else "display-only", edits=(edit,) if edit else ())
+
+
+@rule("WD403", "torch-may-be-cpu", title="a torch-dependent install that can silently take a CPU torch",
+      severity=Severity.WARNING, fix="unsafe",
+      examples=(Example(("check", f"{R}/wd403-unpinned.Dockerfile"), True),
+                Example(("check", f"{R}/wd403-cpu-index.Dockerfile"), True),
+                Example(("check", f"{D}/json-shell-forms.Dockerfile"), False),
+                Example(("check", f"{R}/wd403-pinned.Dockerfile"), False),
+                Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `pip install` / `uv pip install` of packages that need torch (torch itself,
+    torchvision, torchaudio, vLLM, FlashInfer, flash-attn, xformers, …; a local wheel of
+    unknown content when the file installs torch elsewhere; the same names inside a `-r`
+    requirements file it can read from the build context or the Dockerfile) where nothing
+    decides the torch build: no `torch==X+cuNNN` pin (on the command line, in a requirements,
+    overrides or constraints file), no CUDA index (`--index-url`, `--extra-index-url`,
+    `UV_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, … ending in `/whl/cuNNN`), no `--torch-backend
+    cuNNN`, no CUDA torch installed earlier in the stage. A CPU index (`/whl/cpu`) next to
+    GPU packages is an error. `--torch-backend auto` is WD404's.
+
+    ## Why is this bad?
+    A package that needs torch without pinning its build lets the resolver take any torch
+    that satisfies the version: `torch==2.10.0` is also satisfied by `2.10.0+cpu`. In the field
+    report FlashInfer did not pin torch and uv resolved `torch 2.10.0+cpu` under a CUDA vLLM
+    wheel: no error, `torch.version.cuda` is `None`. Which torch PyPI serves also depends on
+    the platform and the release.
+
+    ## Example
+    ```dockerfile
+    RUN uv pip install --system /tmp/vllm-0.11.1-cp38-abi3-manylinux_2_28_aarch64.whl
+    ```
+
+    ## Fix
+    Pin the CUDA build: with uv, `--torch-backend cu130` or an overrides file holding
+    `torch==2.11.0+cu130` passed with `--override`; with pip, `--extra-index-url
+    https://download.pytorch.org/whl/cu130` and a constraint `torch==2.11.0+cu130`. The variant
+    follows the base image's CUDA (or the target driver). The edit adds the flag (unsafe: it
+    changes what is installed).
+    """
+    gpu = _gpu_packages(facts)
+    intent = _cuda_intent(facts, ctx)
+    if intent is None:
+        return
+    for step in facts.steps:
+        inst = step.install
+        if inst is None or not step.installs_packages or not step.network:
+            continue
+        needs, unknown = facts.torch_needs(step)
+        if inst.has("--no-deps"):
+            needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, 1)[0]) in TORCH_FAMILY)
+            unknown = ()
+        if not needs and not (unknown and facts.uses_torch):
+            continue
+        sources = facts.torch_sources(step)
+        if any(s.variant == "auto" for s in sources if s.kind == "backend"):
+            continue  # WD404
+        if any(s.is_cuda for s in sources) or any(s.kind in ("override", "constraint") and s.variant is None
+                                                  for s in sources):
+            continue
+        if any(s.variant and (s.variant.startswith("rocm") or s.variant == "xpu") for s in sources):
+            continue
+        earlier = _torch_earlier(facts, step)
+        if earlier is not None and not _upgrades(step):
+            continue
+        cpu = [s for s in sources if s.variant == "cpu" or (s.variant or "").startswith("cpu")]
+        names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) for n in needs}
+        wants_gpu = bool(names & gpu) or any(n.endswith(".whl") and normalize(n.split("/")[-1].split("-")[0]) in gpu
+                                             for n in needs)
+        if cpu and not wants_gpu:
+            continue  # an explicit CPU install
+        platform = facts.platform(step.stage)
+        what = ", ".join((needs + unknown)[:4]) + ("…" if len(needs + unknown) > 4 else "")
+        if cpu:
+            severity = Severity.ERROR
+            why = f"a CPU index is in effect ({cpu[0].why}): torch comes from it as a +cpu build"
+        else:
+            severity = Severity.WARNING
+            why = "nothing pins the torch build: no +cuNNN pin, override, constraint, CUDA index or --torch-backend"
+        evidence = [f"CUDA wanted: {intent}", *(f"installs {n}" for n in (needs + unknown)[:6])]
+        if unknown and not needs:
+            evidence.append("the wheels' dependencies are not known here; this Dockerfile installs torch elsewhere")
+        if not cpu:
+            evidence.append(f"platform {platform}: " + (
+                "PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64" else
+                "PyPI's torch is a CUDA build of whatever CUDA that release defaults to" if platform == "x86_64"
+                else "which build PyPI serves depends on the platform and the release"))
+        yield Finding(
+            rule="WD403", title="a torch-dependent install that can silently take a CPU torch",
+            severity=severity, location=_loc(facts, step.line),
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs {what}, which need torch; "
+                    f"{why}. A CPU torch installs without error and torch.version.cuda is None.",
+            evidence=tuple(evidence),
+            fix=_cuda_fix(facts, step, ctx),
+            data={"stage": step.stage.label, "needs": list(needs), "unknown": list(unknown),
+                  "cpu_source": cpu[0].why if cpu else None, "platform": platform},
+        )
+
+
+_AUTO = re.compile(r"(--torch-backend[= ]+|UV_TORCH_BACKEND=)([\"']?)auto\b")
+
+
+@rule("WD404", "torch-backend-auto-at-build", title="--torch-backend auto during docker build picks the CPU index",
+      severity=Severity.ERROR, fix="unsafe",
+      examples=(Example(("check", f"{R}/wd404-auto.Dockerfile"), True),
+                Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), True),
+                Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
+                Example(("check", f"{R}/wd404-device.Dockerfile"), False),
+                Example(("check", f"{D}/lowercase-keywords.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def torch_backend_auto(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `uv pip install` commands that take the PyTorch index from `--torch-backend auto` or
+    `UV_TORCH_BACKEND=auto` (inline, exported, ENV or ARG) during `docker build`, for installs
+    that involve torch (torch-dependent packages, local wheels, requirements files). A RUN that
+    asks for a GPU (`RUN --device=nvidia.com/gpu=all`, BuildKit's CDI devices) is left alone.
+
+    ## Why is this bad?
+    `auto` picks the index from the NVIDIA driver uv finds on the machine. `docker build` runs
+    without a GPU or driver, so uv chooses the CPU-only index (uv 0.13.9 on a machine without a
+    driver fetches `https://download.pytorch.org/whl/cpu/torch/`) and the image gets a `+cpu`
+    torch, or fails to resolve a CUDA pin. The same line works on a GPU workstation, which hides
+    the problem until the image runs.
+
+    ## Example
+    ```dockerfile
+    RUN UV_TORCH_BACKEND=auto uv pip install vllm
+    ```
+
+    ## Fix
+    Name the backend: `--torch-backend cu130` (the CUDA of the base image, or of the target
+    driver). The edit replaces `auto` (unsafe: it changes what is installed).
+    """
+    for step in facts.steps:
+        inst = step.install
+        if inst is None or inst.tool != "uv" or inst.action not in ("pip install", "pip sync"):
+            continue
+        if not _no_gpu_during_build(step) or not step.network:
+            continue
+        src = next((s for s in facts.torch_sources(step) if s.kind == "backend"), None)
+        if src is None or src.variant != "auto":
+            continue
+        if not _involves_torch(facts, step):
+            continue
+        needs, unknown = facts.torch_needs(step)
+        chosen = _variant_for(facts, step.stage, ctx)
+        v = facts.var(step, "UV_TORCH_BACKEND") if inst.torch_backend is None else None
+        first, last = (v.line, v.line) if v is not None and v.origin in ("ENV", "ARG") and v.line else \
+            (step.ins.start_line, step.ins.end_line)
+        edit = replace_in_lines(facts, first, last, _AUTO, lambda m: f"{m[1]}{m[2]}{chosen[0]}") if chosen else None
+        fix = Fix(f"Name the backend: --torch-backend {chosen[0]} ({chosen[1]})" if chosen else
+                  "Name the backend that matches the base image's CUDA: --torch-backend cu130 (CUDA 13.0), "
+                  "cu128 (12.8), …", "unsafe" if edit else "display-only", edits=(edit,) if edit else ())
+        yield Finding(
+            rule="WD404", title="--torch-backend auto during docker build picks the CPU index",
+            severity=Severity.ERROR, location=_loc(facts, step.line),
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) resolves torch with backend `auto` "
+                    f"({src.why}). `docker build` sees no GPU driver, so uv picks the CPU index: the image gets "
+                    f"a +cpu torch, or a CUDA pin fails to resolve.",
+            evidence=tuple(f"installs {n}" for n in (needs + unknown)[:4]),
+            fix=fix,
+            data={"stage": step.stage.label, "source": src.why},
+        )
+
+
+# -- WD405 ---------------------------------------------------------------------------------------
+
+
+def _torch_cuda(facts: DockerFacts, step: Step) -> TorchSource | None:
+    inst = step.install
+    if inst is None or not step.installs_packages:
+        return None
+    sources = [s for s in facts.torch_sources(step) if s.cuda]
+    for kind in ("pin", "override", "constraint", "backend"):
+        for s in sources:
+            if s.kind == kind:
+                return s
+    needs, _ = facts.torch_needs(step)
+    if needs:
+        return next((s for s in sources if s.kind == "index"), None)
+    return None
+
+
+def _stage_torch(facts: DockerFacts, stage: Stage) -> tuple[Step, TorchSource] | None:
+    found = None
+    for st in facts.chain(stage):
+        for step in facts.steps_in(st):
+            t = _torch_cuda(facts, step)
+            if t is not None:
+                found = (step, t)
+    return found
+
+
+_WHY_MINOR = ("the torch wheels bring their own CUDA {t} libraries (nvidia-* wheels) while the image's "
+              "/usr/local/cuda is {b}: extensions compiled in the image with its nvcc {b} link the image's "
+              "runtime, so two CUDA runtimes load into one process, and torch.utils.cpp_extension warns "
+              "about the mismatch; the image's NVIDIA_REQUIRE_CUDA also understates the driver the wheels need")
+
+
+@rule("WD405", "base-image-cuda-mismatch", title="base image CUDA differs from the torch build's CUDA",
+      severity=Severity.ERROR,
+      examples=(Example(("check", f"{R}/wd405-mismatch.Dockerfile"), True),
+                Example(("check", f"{R}/wd405-minor.Dockerfile"), True),
+                Example(("check", f"{R}/wd405-match.Dockerfile"), False),
+                Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Compares the CUDA version of a stage's base image (`nvidia/cuda:12.8.1-…`,
+    `pytorch/pytorch:2.9.0-cuda12.8-…`, NGC `nvcr.io/nvidia/pytorch:YY.MM` releases in the
+    table; global `ARG` defaults are resolved) with the CUDA of the torch it installs (a
+    `+cu130` local tag, a `/whl/cu130` index, `--torch-backend cu130`, an override or
+    constraint), or that it copies from another stage (`COPY --from`). A different major is an
+    error; a torch built for a newer minor than the image's is a warning.
+
+    ## Why is this bad?
+    A torch for CUDA 13 in a CUDA 12 image needs a driver the image does not declare, and
+    any extension compiled in the image with its nvcc fails: torch.utils.cpp_extension refuses
+    a different CUDA major. Within one major, a newer torch minor runs its own CUDA libraries
+    (the nvidia-* wheels) beside the image's older ones: code compiled in the image links the
+    image's runtime, two CUDA runtimes load into one process, and the image's
+    `NVIDIA_REQUIRE_CUDA` understates the driver the wheels need.
+
+    ## Example
+    ```dockerfile
+    FROM nvidia/cuda:12.8.1-devel-ubuntu24.04
+    RUN pip install torch --index-url https://download.pytorch.org/whl/cu130
+    ```
+
+    ## Fix
+    Use a base image of the torch build's CUDA (`nvidia/cuda:13.0.1-…` for `cu130`), or
+    install the torch build of the image's CUDA (`cu128` in a 12.8 or 12.9 image).
+    """
+    reported: set[tuple[int, int]] = set()
+    for step in facts.steps:
+        base = facts.base_cuda(step.stage)
+        t = _torch_cuda(facts, step) if base else None
+        if base is None or t is None or t.cuda is None:
+            continue
+        yield from _compare(facts, step.stage, step.line, base, t, f"line {step.line} installs torch for "
+                            f"CUDA {cuda_str(t.cuda)} ({t.why})", reported)
+    for ins in facts.df.instructions:
+        src = ins.flag("from") if ins.keyword == "COPY" else None
+        stage = facts.graph.stage_for(ins)
+        if not src or stage is None:
+            continue
+        other = facts.graph.stage(int(src)) if src.isdecimal() else facts.graph.stage(src)
+        base = facts.base_cuda(stage)
+        if other is None or base is None or other.index == stage.index:
+            continue
+        got = _stage_torch(facts, other)
+        if got is None or got[1].cuda is None:
+            continue
+        step, t = got
+        yield from _compare(facts, stage, ins.start_line, base, t,
+                            f"line {ins.start_line} copies from {_where(other)}, whose torch (line {step.line}) is "
+                            f"for CUDA {cuda_str(t.cuda)} ({t.why})", reported)
+
+
+def _compare(facts: DockerFacts, stage: Stage, line: int, base: tuple[tuple[int, int], str], t: TorchSource,
+             what: str, reported: set[tuple[int, int]]) -> Iterator[Finding]:
+    (bcuda, image), tcuda = base, t.cuda
+    assert tcuda is not None
+    if tcuda[0] == bcuda[0] and tcuda[1] <= bcuda[1]:
+        return
+    if (stage.index, line) in reported:
+        return
+    reported.add((stage.index, line))
+    b, tc = cuda_str(bcuda), cuda_str(tcuda)
+    same_major = tcuda[0] == bcuda[0]
+    why = _WHY_MINOR.format(t=tc, b=b) if same_major else (
+        f"CUDA {tcuda[0]} and CUDA {bcuda[0]} are different ABIs: extensions built in the image with its nvcc fail "
+        f"against this torch (torch.utils.cpp_extension refuses a different CUDA major), and the driver the "
+        f"image declares may not run CUDA {tc}")
+    yield Finding(
+        rule="WD405", title="base image CUDA differs from the torch build's CUDA",
+        severity=Severity.WARNING if same_major else Severity.ERROR, location=_loc(facts, line),
+        message=f"{_where(stage)} is built on {image} (CUDA {b}); {what}. {why[0].upper() + why[1:]}.",
+        evidence=(f"base image: {image} (line {stage.line})", f"torch build: CUDA {tc}: {t.why}"),
+        fix=Fix(f"Use a CUDA {tc} base image (e.g. nvidia/cuda:{tc}.x-…) or install the torch build for "
+                f"CUDA {b} (cu{bcuda[0]}{bcuda[1]} or older of CUDA {bcuda[0]})", "display-only"),
+        data={"stage": stage.label, "image_cuda": b, "torch_cuda": tc},
+    )
+
+
+# -- WD406 ---------------------------------------------------------------------------------------
+
+_TORCH_ITEM = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$")
+_CMAKE_ITEM = re.compile(r"^(\d{2,3})([af]?)(?:-(real|virtual))?$")
+_GENCODE = re.compile(r"(?:-gencode|--generate-code)[= ]+[\"']?arch=compute_(\d+)([af]?),code=\[?([\w,]+)\]?")
+_ARCH_FLAG = re.compile(r"(?:^|\s)(?:-arch|--gpu-architecture)[= ]+(sm|compute)_(\d+)([af]?)\b")
+_CMAKE_DEF = re.compile(r"-DCMAKE_CUDA_ARCHITECTURES=[\"']?([^\"'\s]+)")
+_TORCH_STYLE = ("TORCH_CUDA_ARCH_LIST", "FLASHINFER_CUDA_ARCH_LIST")
+_CMAKE_STYLE = ("CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")
+_FLAG_STYLE = ("NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "CMAKE_ARGS", "CUDAFLAGS", "TORCH_NVCC_FLAGS",
+               "CMAKE_CUDA_FLAGS")
+
+
+@dataclass(frozen=True)
+class ArchList:
+    """GPU code a build setting asks for: (sm, suffix, kind "cubin"|"ptx") entries, or a
+    keyword resolved at build time (`native`)."""
+
+    name: str
+    value: str
+    line: int
+    stage: Stage
+    entries: tuple[tuple[int, str, str], ...]
+    special: str | None = None
+    style: str = "torch"
+
+
+def _parse_torch_list(value: str, names) -> tuple[tuple[tuple[int, str, str], ...], str | None]:
+    v = value.strip().strip("\"'")
+    if v in ("native", ""):
+        return (), v or "empty"
+    v = v.replace(" ", ";")
+    for name, arches in names:
+        v = v.replace(name, arches)
+    out = []
+    for item in filter(None, v.split(";")):
+        m = _TORCH_ITEM.match(item.strip())
+        if not m:
+            return (), f"unknown item {item!r}"
+        sm = int(m[1]) * 10 + int(m[2])
+        out.append((sm, m[3], "cubin"))
+        if m[4]:
+            out.append((sm, m[3], "ptx"))
+    return tuple(out), None
+
+
+def _parse_cmake_list(value: str) -> tuple[tuple[tuple[int, str, str], ...], str | None]:
+    v = value.strip().strip("\"'")
+    if v in ("native", "all", "all-major", ""):
+        return (), v or "empty"
+    out = []
+    for item in filter(None, re.split(r"[;,\s]+", v)):
+        m = _CMAKE_ITEM.match(item)
+        if not m:
+            return (), f"unknown item {item!r}"
+        sm = int(m[1])
+        if m[3] in (None, "real"):
+            out.append((sm, m[2], "cubin"))
+        if m[3] in (None, "virtual"):
+            out.append((sm, m[2], "ptx"))
+    return tuple(out), None
+
+
+def _parse_flags(value: str) -> tuple[tuple[tuple[int, str, str], ...], str | None] | None:
+    out = []
+    for m in _GENCODE.finditer(value):
+        for code in m[3].split(","):
+            cm = re.match(r"(sm|compute)_(\d+)([af]?)$", code)
+            if cm:
+                out.append((int(cm[2]), cm[3], "cubin" if cm[1] == "sm" else "ptx"))
+    for m in _ARCH_FLAG.finditer(value):
+        sm = int(m[2])
+        out.append((sm, m[3], "cubin" if m[1] == "sm" else "ptx"))
+        if m[1] == "sm":
+            out.append((sm, m[3], "ptx"))
+    if m := _CMAKE_DEF.search(value):
+        got, special = _parse_cmake_list(m[1])
+        out.extend(got)
+        if special and not out:
+            return (), special
+    if not out:
+        return None
+    return tuple(out), None
+
+
+def _arch_lists(facts: DockerFacts) -> Iterator[ArchList]:
+    names = facts.env.torch_arch_names
+
+    def parse(name: str, value: str):
+        if name in _TORCH_STYLE:
+            return _parse_torch_list(value, names), "torch"
+        if name in _CMAKE_STYLE:
+            return _parse_cmake_list(value), "cmake"
+        if not _GENCODE.search(value) and not _ARCH_FLAG.search(value) and (m := _CMAKE_DEF.search(value)):
+            return _parse_cmake_list(m[1]), "cmake"
+        return _parse_flags(value), "flags"
+
+    tracked = _TORCH_STYLE + _CMAKE_STYLE + _FLAG_STYLE
+    for b in facts.graph.bindings:
+        if b.stage is None or b.name not in tracked or not b.known or b.value is None:
+            continue
+        got, style = parse(b.name, b.value)
+        if got is not None:
+            yield ArchList(b.name, b.value, b.line or 0, facts.graph.stages[b.stage], got[0], got[1], style)
+    for step in facts.steps:
+        for k, raw in (*step.command.assignments, *step.command.exported):
+            if k not in tracked or re.fullmatch(rf"\$\{{?{k}\}}?", raw.strip("\"'")):
+                continue
+            value = facts.expand(step, raw)
+            if value is None:
+                continue
+            got, style = parse(k, value)
+            if got is not None:
+                value = _CMAKE_DEF.search(value)[1] if style == "cmake" and k in _FLAG_STYLE else value
+                yield ArchList(k, value, step.line, step.stage, got[0], got[1], style)
+        prog = step.argv[0].rsplit("/", 1)[-1] if step.argv else ""
+        if prog in ("nvcc", "cmake"):
+            args = " ".join(step.argv[1:])
+            if prog == "cmake" and (m := _CMAKE_DEF.search(args)):
+                got = _parse_cmake_list(m[1])
+                yield ArchList("-DCMAKE_CUDA_ARCHITECTURES", m[1], step.line, step.stage, got[0], got[1], "cmake")
+            elif (got := _parse_flags(args)) is not None:
+                yield ArchList(prog, args, step.line, step.stage, got[0], got[1], "flags")
+
+
+def _add_item(style: str, cc: tuple[int, int]) -> str:
+    return {"torch": f"{cc[0]}.{cc[1]}", "cmake": f"{cc[0]}{cc[1]}",
+            "flags": f"-gencode arch=compute_{cc[0]}{cc[1]},code=sm_{cc[0]}{cc[1]}"}[style]
+
+
+@rule("WD406", "arch-list-misses-gpu", title="GPU architecture list misses the target GPU", severity=Severity.ERROR,
+      fix="unsafe",
+      examples=(Example(("check", f"{R}/wd406-arch-lists.Dockerfile", "--gpu", "gb10"), True),
+                Example(("check", f"{D}/pytorch-source-build.Dockerfile", "--gpu", "h100"), True),
+                Example(("check", f"{R}/wd406-arch-lists.Dockerfile"), False),
+                Example(("check", f"{D}/pytorch-source-build.Dockerfile", "--gpu", "gb10"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile", "--gpu", "gb10"), False)))
+def arch_list_misses_gpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    With `--gpu`, reads every GPU architecture list a build gets: `TORCH_CUDA_ARCH_LIST` and
+    `FLASHINFER_CUDA_ARCH_LIST` (torch's syntax, named architectures such as `Hopper`
+    included), `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS` (CMake's, `-real` / `-virtual`), and
+    `-gencode` / `-arch` flags in `NVCC_APPEND_FLAGS`, `CMAKE_ARGS`, `CUDAFLAGS`, nvcc and
+    cmake command lines; set by ENV, ARG, inline or `export`. It reports a list with no
+    machine code (cubin) for the target GPU: nothing at all, or only PTX (`+PTX`,
+    `-virtual`, `code=compute_XY`) that the driver must JIT-compile. `native` is reported too:
+    it resolves to the GPUs visible during the build, and `docker build` sees none.
+
+    ## Why is this bad?
+    A cubin runs on GPUs of the same major with an equal or higher minor (`sm_120` runs on a
+    GB10, `sm_121`); an `a` cubin (`12.0a`) only on exactly its architecture. With no usable
+    cubin, kernels fail with "no kernel image is available for execution on the device". With
+    PTX only, the first load JIT-compiles every kernel (minutes for large libraries), and PTX
+    from a toolkit newer than the driver fails with `cudaErrorUnsupportedPtxVersion`: the
+    field report's vision encoder died that way on a GB10.
+
+    ## Example
+    ```dockerfile
+    ENV TORCH_CUDA_ARCH_LIST="8.0;9.0;10.0+PTX"   # --gpu gb10 (12.1): PTX only
+    ```
+
+    ## Fix
+    Add the target architecture to the list: `12.1` (torch), `121` (CMake),
+    `-gencode arch=compute_121,code=sm_121`. The edit appends it (unsafe: it changes the
+    build).
+    """
+    gpu = getattr(ctx.target, "gpu", None)
+    if gpu is None:
+        return
+    from wheeldoc.kernels.load_model import cubin_runs_on, ptx_jits_for
+
+    cc = (gpu.major, gpu.minor)
+    driver = getattr(ctx.target, "driver", None)
+    seen: set[tuple[int, str]] = set()
+    for al in _arch_lists(facts):
+        if (al.line, al.name) in seen:
+            continue
+        seen.add((al.line, al.name))
+        label = f"{al.name}={al.value!r}" if al.style != "flags" or al.name.isupper() else f"`{al.name} …`"
+        if al.special is not None:
+            if al.special == "native":
+                yield _arch_finding(facts, al, Severity.ERROR, f"{label} (line {al.line}) resolves to the GPUs visible "
+                                    f"during the build, and `docker build` sees none: no code for {gpu.arch}", gpu)
+            continue
+        cubins = [e for e in al.entries if e[2] == "cubin" and cubin_runs_on(e[0], e[1], cc)]
+        if cubins:
+            continue
+        ptx = [e for e in al.entries if e[2] == "ptx" and ptx_jits_for(e[0], e[1], cc)]
+        if not ptx:
+            yield _arch_finding(facts, al, Severity.ERROR, f"{label} (line {al.line}) has no code that runs on "
+                                f"{gpu.name} ({gpu.arch}): kernels fail with 'no kernel image is available for "
+                                f"execution on the device'", gpu)
+            continue
+        best = max(ptx)
+        severity = Severity.WARNING
+        extra = ""
+        base = facts.base_cuda(al.stage)
+        if driver is not None and base is not None:
+            from wheeldoc.data import tables
+
+            isa, disa = tables.ptx_isa_for_cuda(base[0]), driver.ptx_isa
+            if isa and disa and isa > disa:
+                severity = Severity.ERROR
+                extra = (f"; the image's CUDA {cuda_str(base[0])} toolkit writes PTX ISA {isa[0]}.{isa[1]}, newer "
+                         f"than the driver's {disa[0]}.{disa[1]}: loading fails with cudaErrorUnsupportedPtxVersion")
+        yield _arch_finding(facts, al, severity, f"{label} (line {al.line}) covers {gpu.name} ({gpu.arch}) only "
+                            f"through PTX for compute_{best[0]}{best[1]}: the driver JIT-compiles every kernel at "
+                            f"first load{extra}", gpu)
+
+
+def _arch_finding(facts: DockerFacts, al: ArchList, severity: Severity, message: str, gpu) -> Finding:
+    item = _add_item(al.style, (gpu.major, gpu.minor))
+    sep = {"torch": ";", "cmake": ";", "flags": " "}[al.style]
+    edit = None
+    if al.special is None and al.value:
+        stripped = al.value.strip("\"'")
+        pattern = re.compile(re.escape(stripped) + r"(?=[\"'\s]|$)")
+        edit = replace_in_lines(facts, al.line, _last_line(facts, al.line), pattern,
+                                lambda m: f"{m[0]}{sep}{item}")
+    elif al.special == "native":
+        pattern = re.compile(r"\bnative\b")
+        edit = replace_in_lines(facts, al.line, _last_line(facts, al.line), pattern, lambda m: item)
+    return Finding(
+        rule="WD406", title="GPU architecture list misses the target GPU", severity=severity,
+        location=_loc(facts, al.line), message=message + ".",
+        evidence=(f"{_where(al.stage)}: {al.name} = {al.value}",
+                  f"a cubin for {gpu.arch} (or a lower {gpu.major}.x) runs natively"),
+        fix=Fix(f"Add {item!r} to {al.name}", "unsafe" if edit else "display-only", edits=(edit,) if edit else ()),
+        data={"variable": al.name, "value": al.value, "stage": al.stage.label, "gpu": gpu.arch},
+    )
+
+
+def _last_line(facts: DockerFacts, line: int) -> int:
+    ins = facts.df.at_line(line)
+    return ins.end_line if ins is not None else line
+
+
+# -- WD407 ---------------------------------------------------------------------------------------
+
+
+def _seedless_venvs(facts: DockerFacts, step: Step) -> dict[str, int]:
+    """Venvs created with `uv venv` (no --seed) earlier in the stage chain: path -> line."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    out: dict[str, int] = {}
+    for s in facts.steps[: step.index]:
+        if s.stage.index not in chain or not s.argv or s.argv[0].rsplit("/", 1)[-1] != "uv":
+            continue
+        if s.argv[1:2] == ("venv",):
+            flags = s.argv[2:]
+            value_opts = {"--python", "-p", "--prompt", "--index-url", "--extra-index-url", "--link-mode"}
+            pos = [a for i, a in enumerate(s.argv[2:]) if not a.startswith("-")
+                   and (i == 0 or flags[i - 1] not in value_opts)]
+            path = pos[0] if pos else ".venv"
+            seed = "--seed" in flags or (facts.var(s, "UV_VENV_SEED") or None) is not None
+            ab = facts.abs_path(s.ins, path)
+            if ab and not seed:
+                out[ab] = s.line
+            elif ab:
+                out.pop(ab, None)
+        elif s.install is not None and any(p.split("=")[0].split("<")[0].split(">")[0] == "pip"
+                                           for p in s.install.packages):
+            py = s.install.option("--python")
+            for path in list(out):
+                if py is None or py.startswith(path):
+                    out.pop(path)
+    return out
+
+
+@rule("WD407", "pip-in-seedless-uv-venv", title="pip used in a uv venv that has no pip", severity=Severity.WARNING,
+      fix="unsafe",
+      examples=(Example(("check", f"{R}/wd407-pip-in-uv-venv.Dockerfile"), True),
+                Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
+                Example(("check", f"{D}/pip-classic.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def pip_in_seedless_uv_venv(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds `pip install` / `python -m pip …` in a stage whose active virtual environment
+    (`VIRTUAL_ENV`, or its `bin` first on `PATH`) was created by `uv venv` without `--seed`
+    (or `UV_VENV_SEED`) earlier in the stage chain, with no pip installed into it since.
+
+    ## Why is this bad?
+    `uv venv` creates an environment without pip. `python -m pip` then fails ("No module named
+    pip"), and a bare `pip` is whatever the shell finds next on `PATH`: in a `python:*` image
+    that is the system pip, which installs into the system Python while the venv's `python`
+    never sees the packages. The image builds; imports fail at run time.
+
+    ## Example
+    ```dockerfile
+    RUN uv venv /opt/venv
+    ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH
+    RUN pip install requests
+    ```
+
+    ## Fix
+    Install with `uv pip install` (it uses `VIRTUAL_ENV`), or create the venv with
+    `uv venv --seed`. The edit rewrites the command to `uv pip install` (unsafe).
+    """
+    for step in facts.steps:
+        inst = step.install
+        if inst is None or inst.tool != "pip":
+            continue
+        via = inst.via
+        bare = "/" not in step.argv[0]
+        venvs = _seedless_venvs(facts, step)
+        if not venvs:
+            continue
+        active = facts.var(step, "VIRTUAL_ENV")
+        path = facts.var(step, "PATH")
+        hit = None
+        for venv, line in venvs.items():
+            on_path = path is not None and path.value is not None and f"{venv}/bin" in path.value.split(":")[:1]
+            if (active is not None and active.value == venv) or on_path:
+                hit = (venv, line)
+        if hit is None:
+            continue
+        python_m = " -m " in via
+        if not python_m and not bare and not step.argv[0].startswith(hit[0]):
+            continue
+        consequence = ("`python` is the venv's, which has no pip: the command fails with 'No module named pip'"
+                       if python_m else "the shell finds a pip outside the venv (the system pip in python:* "
+                       "images), which installs into the system Python: the venv's python never sees the packages")
+        edit = replace_in_lines(facts, step.ins.start_line, step.ins.end_line,
+                                re.compile(r"(?<![\w/.-])(?:python3?(?:\.\d+)? -m pip|pip3?) (install|wheel|download)\b"),
+                                lambda m: f"uv pip {m[1]}") if inst.action == "install" else None
+        yield Finding(
+            rule="WD407", title="pip used in a uv venv that has no pip", severity=Severity.WARNING,
+            location=_loc(facts, step.line),
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) runs pip in the venv {hit[0]}, created "
+                    f"by `uv venv` without --seed (line {hit[1]}): {consequence}.",
+            evidence=(f"uv venv installs no pip unless --seed or UV_VENV_SEED is given",),
+            fix=Fix("Use `uv pip install`, or create the venv with `uv venv --seed`", "unsafe" if edit else
+                    "display-only", edits=(edit,) if edit else ()),
+            data={"stage": step.stage.label, "venv": hit[0], "created_at": hit[1]},
+        )
+
+
+# -- WD408 ---------------------------------------------------------------------------------------
+
+
+@rule("WD408", "image-cuda-newer-than-driver", title="CUDA in the image newer than the target driver",
+      severity=Severity.ERROR,
+      examples=(Example(("check", f"{REF}/vllm-gb10.Dockerfile", "--driver", "570.172.08"), True),
+                Example(("check", f"{R}/wd405-mismatch.Dockerfile", "--driver", "12.8"), True),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile", "--driver", "580.95.05"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def image_cuda_newer_than_driver(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    With `--driver`, compares the CUDA of each stage's base image and of the torch each stage
+    installs (local tag, CUDA index, `--torch-backend`) with the CUDA version the driver
+    supports. A newer major is an error; a newer minor is reported as info.
+
+    ## Why is this bad?
+    A CUDA 13 runtime needs a driver of the 580 branch or newer. On an older driver the
+    container toolkit refuses to start an image whose `NVIDIA_REQUIRE_CUDA` it cannot meet, and
+    torch's first CUDA call fails with `cudaErrorInsufficientDriver`; torch then reports no GPU.
+    Within one major, minor-version compatibility runs a newer runtime, except for PTX JIT of
+    code newer than the driver.
+
+    ## Example
+    ```dockerfile
+    FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04   # --driver 570.172.08 (CUDA 12.8)
+    ```
+
+    ## Fix
+    Upgrade the driver to the branch the image needs, or build on a base image and a torch
+    build of the driver's CUDA (`nvidia/cuda:12.8.1-…`, `cu128`).
+    """
+    driver = getattr(ctx.target, "driver", None)
+    if driver is None:
+        return
+    from wheeldoc.data import tables
+
+    def judge(cuda: tuple[int, int], line: int, what: str, stage: Stage) -> Iterator[Finding]:
+        if cuda[0] > driver.cuda[0]:
+            need = tables.driver_floor(cuda)
+            yield Finding(
+                rule="WD408", title="CUDA in the image newer than the target driver", severity=Severity.ERROR,
+                location=_loc(facts, line),
+                message=f"{what} is CUDA {cuda_str(cuda)}; the target driver {driver.version or ''} supports CUDA "
+                        f"{driver.cuda_str}. The container does not start or torch's first CUDA call fails with "
+                        f"cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                evidence=(f"CUDA {cuda_str(cuda)} needs driver >= {need or '?'}", f"{_where(stage)}"),
+                fix=Fix(f"Upgrade the driver to >= {need or 'the CUDA ' + str(cuda[0]) + ' branch'}, or use a CUDA "
+                        f"{driver.cuda_str} base image and torch build", "display-only"),
+                data={"stage": stage.label, "cuda": cuda_str(cuda), "driver_cuda": driver.cuda_str},
+            )
+        elif cuda > driver.cuda:
+            yield Finding(
+                rule="WD408", title="CUDA in the image newer than the target driver", severity=Severity.INFO,
+                location=_loc(facts, line),
+                message=f"{what} is CUDA {cuda_str(cuda)} on a CUDA {driver.cuda_str} driver: it runs through "
+                        f"minor-version compatibility, but PTX newer than the driver cannot be JIT-compiled.",
+                evidence=(f"{_where(stage)}",),
+                fix=Fix("Prefer a driver of the image's CUDA version", "display-only"),
+                data={"stage": stage.label, "cuda": cuda_str(cuda), "driver_cuda": driver.cuda_str},
+            )
+
+    for stage in facts.graph.stages:
+        base = facts.base_cuda(stage)
+        if base is not None and stage.parent is None:
+            yield from judge(base[0], stage.line, f"the base image {base[1]} of {_where(stage)}", stage)
+    for step in facts.steps:
+        t = _torch_cuda(facts, step)
+        if t is not None and t.cuda is not None:
+            yield from judge(t.cuda, step.line, f"the torch installed on line {step.line} ({t.why})", step.stage)
+
+
+# -- WD409 ---------------------------------------------------------------------------------------
+
+
+def _extension_name(facts: DockerFacts, step: Step) -> str | None:
+    inst = step.install
+    names = facts.env.cuda_extensions
+    for spec in (inst.packages + inst.editables) if inst else step.argv:
+        base = spec.split("#egg=")[-1].split("@")[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
+        n = normalize(re.split(r"[=<>!~\[ ]", base, 1)[0])
+        if n in names:
+            return n
+    return None
+
+
+@rule("WD409", "cuda-build-without-arch-list", title="CUDA extension built without an architecture list",
+      severity=Severity.WARNING, fix="unsafe",
+      examples=(Example(("check", f"{R}/wd409-no-arch-list.Dockerfile"), True),
+                Example(("check", f"{D}/pytorch-source-build.Dockerfile"), False),
+                Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
+def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Finds a command that compiles a torch CUDA extension (a source install of flash-attn,
+    FlashInfer, xformers, vLLM, apex, mamba-ssm, …, or a `--no-build-isolation` source build in
+    a Dockerfile that installs torch) while no `TORCH_CUDA_ARCH_LIST` (nor
+    `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS`) is in effect and no other stage sets one (that
+    is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone.
+
+    ## Why is this bad?
+    Without the variable, torch.utils.cpp_extension compiles for the GPUs it can see, and
+    `docker build` shows it none: torch 2.13 then fails on an empty list (`arch_list[-1] +=
+    '+PTX'` raises IndexError), and projects with their own defaults build for architectures
+    that may not include yours. The same build on a GPU workstation compiles for that one GPU
+    only.
+
+    ## Example
+    ```dockerfile
+    RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/flash-attention.git
+    ```
+
+    ## Fix
+    Set the list for the GPUs the image must run on, e.g. `ENV TORCH_CUDA_ARCH_LIST="9.0;12.0;12.1"`
+    after the stage's FROM (with `--gpu`, the edit adds that GPU's architecture; unsafe).
+    """
+    gpu = getattr(ctx.target, "gpu", None)
+    for step in facts.steps:
+        if step.build is None or not _no_gpu_during_build(step):
+            continue
+        name = _extension_name(facts, step)
+        if name is None and not (step.install is not None and step.install.no_build_isolation and facts.uses_torch):
+            continue
+        if any(facts.var(step, n) is not None for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES",
+                                                        "CUDAARCHS", "FLASHINFER_CUDA_ARCH_LIST")):
+            continue
+        if any(facts.graph.setters(n) for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")):
+            continue  # set elsewhere: WD401
+        edit = None
+        if gpu is not None:
+            edit = insert_after_from(facts, step.stage, f'ENV TORCH_CUDA_ARCH_LIST="{gpu.cc}"')
+        yield Finding(
+            rule="WD409", title="CUDA extension built without an architecture list", severity=Severity.WARNING,
+            location=_loc(facts, step.line),
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles "
+                    f"{name or 'a torch extension'} ({step.build}) with no TORCH_CUDA_ARCH_LIST: torch picks the "
+                    f"architectures of the GPUs it sees, and `docker build` shows it none.",
+            evidence=(f"FROM line {from_line(facts, step.stage)}",),
+            fix=Fix("Set TORCH_CUDA_ARCH_LIST for the GPUs the image targets" + (f" ({gpu.cc} for {gpu.name})"
+                                                                                 if gpu else ""),
+                    "unsafe" if edit else "display-only", edits=(edit,) if edit else ()),
+            data={"stage": step.stage.label, "build": step.build, "project": name},
+        )
+

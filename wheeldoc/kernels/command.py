@@ -1,0 +1,181 @@
+"""`wheeldoc kernels PATH… [--list] [--coverage] [--gpu …] [--driver …]`: the GPU code embedded
+in libraries, and what of it will run on a GPU and driver.
+
+- `--list`: every entry, line for line as `cuobjdump -lelf -lptx` prints it (JSON: `entries`).
+- `--gpu` (and `--driver`): per library, how each container loads (native cubin, JIT-compiled
+  PTX, or the driver error), and the WD3xx rules. Without `--driver`, PTX is assumed to JIT
+  (a driver new enough for it) and the verdict says so.
+- `--coverage` (the default view without `--gpu` or `--list`): libraries × architectures.
+
+The plain `--list` of files, in text, takes a short path that imports neither the report
+machinery nor rich: it is the one meant to race cuobjdump (bench/bench_kernels.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+ARCHIVES = (".whl", ".zip")
+
+
+def run(args: argparse.Namespace) -> int:
+    if _plain_listing(args):
+        code = _fast_list(args)
+        if code is not None:
+            return code
+    from wheeldoc.core.settings import guarded
+
+    return guarded(_run)(args)
+
+
+# -- the fast listing -------------------------------------------------------------------------
+
+
+def _plain_listing(args: argparse.Namespace) -> bool:
+    return (args.list and not args.coverage and not args.gpu and not args.driver
+            and args.format in (None, "text") and not args.config and not _project_config())
+
+
+def _project_config() -> bool:
+    """Whether a pyproject.toml above the working directory has a [tool.wheeldoc] table
+    (its settings, e.g. a gpu or a format, then apply; see wheeldoc/core/config.py)."""
+    d = os.getcwd()
+    while True:
+        candidate = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open(candidate, "rb") as fh:
+                    return b"[tool.wheeldoc" in fh.read()
+            except OSError:
+                return True
+        if os.path.exists(os.path.join(d, ".git")) or os.path.dirname(d) == d:
+            return False
+        d = os.path.dirname(d)
+
+
+def _fast_list(args: argparse.Namespace) -> int | None:
+    """The listing of plain files, or None when an input needs the full path (a wheel, a
+    directory, an unreadable file: those report skips and errors as findings)."""
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.kernels.fatbin import listing, listing_text, open_fatbin
+
+    blocks, empty = [], []
+    for path in args.paths:
+        if path.endswith(ARCHIVES) or not os.path.isfile(path):
+            return None
+        try:
+            fb = open_fatbin(path)
+        except InputError:
+            return None
+        lines = listing(fb)
+        if lines:
+            blocks.append((path, lines))
+        elif not any(e.kind in ("cubin", "ptx") for e in fb.entries):
+            empty.append(path)
+    bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
+    text = listing_text([(b if bases.count(b) == 1 else p, lines)
+                         for b, (p, lines) in zip(bases, blocks)])
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    for path in empty:
+        print(f"wheeldoc: {path}: no GPU code", file=sys.stderr)
+    return 0
+
+
+# -- the full command -------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace) -> int:
+    from wheeldoc.kernels.facts import (DEFAULT_ARCHS, cc_of, coverage_cell,
+                                               predict_library, read_inputs)
+    from wheeldoc.core.cache import Cache
+    from wheeldoc.core.settings import UsageError, settings_from
+    from wheeldoc.render.output import emit
+    from wheeldoc.kernels.report import (coverage_section, display_names, entry_record,
+                                                library_record, listing_section, verdict_section)
+    from wheeldoc.core.engine import Context, finalize, run_family
+    from wheeldoc.core.model import Report
+
+    settings = settings_from(args)
+    target = settings.target
+    gpu, driver = target.gpu, target.driver
+    isa = cuda = None
+    if driver is not None:
+        isa, cuda = driver.ptx_isa, driver.cuda
+        if isa is None:
+            raise UsageError(f"no PTX ISA known for CUDA {driver.cuda_str}: wheeldoc's tables "
+                             "stop earlier (wheeldoc/data/cuda.json)")
+    report = Report("kernels", target.to_dict())
+    facts = read_inputs(args.paths, Cache())
+    report.inputs.extend(facts.inputs)
+    report.skipped.extend(facts.skipped)
+    findings = [_input_error(e) for e in facts.errors]
+    report.input_errors = len(facts.errors)
+    names = display_names(facts.libraries)
+    sections = []
+
+    if args.list:
+        if settings.fmt != "text":
+            report.extra["entries"] = [entry_record(lib, e) for lib in facts.libraries
+                                       for e in lib.fatbin.entries]
+        sections.append(listing_section(facts.libraries, names))
+
+    loads = []
+    if gpu is not None:
+        ctx = Context(target, settings.selection)
+        for lib in facts.libraries:
+            load = predict_library(lib, (gpu.major, gpu.minor), isa, cuda, gpu.arch)
+            loads.append(load)
+            findings.extend(run_family("WD3", load, ctx))
+        sections.append(verdict_section(target, loads, names, facts.without_gpu_code))
+    report.extra["libraries"] = [library_record(lib, load) for lib, load in
+                                 zip(facts.libraries, loads or [None] * len(facts.libraries))]
+
+    coverage = args.coverage or (gpu is None and not args.list)
+    if coverage:
+        archs = list(DEFAULT_ARCHS)
+        if gpu is not None and gpu.arch not in archs:
+            archs = sorted(archs + [gpu.arch], key=lambda a: cc_of(a))
+        table = [(lib, [coverage_cell(predict_library(lib, cc_of(a), isa, cuda, a)) for a in archs])
+                 for lib in facts.libraries]
+        report.extra["coverage"] = {
+            "archs": archs, "highlight": gpu.arch if gpu is not None else None,
+            "driver_assumed": driver is None,
+            "libraries": [{"library": lib.name, "cells": dict(zip(archs, cells))}
+                          for lib, cells in table]}
+        sections.append(coverage_section(archs, table, names, target, facts.libraries))
+
+    finalize(report, findings, settings.selection)
+    if args.list and gpu is None and not coverage and settings.fmt == "text" and not report.findings:
+        return _write_listing(facts, names, settings.output)  # the listing alone, as cuobjdump
+    return emit(report, settings, tuple(sections))
+
+
+def _write_listing(facts, names: dict[str, str], output: str | None) -> int:
+    from wheeldoc.kernels.fatbin import listing, listing_text
+
+    text = listing_text([(names[lib.name], lines) for lib in facts.libraries
+                         if (lines := listing(lib.fatbin))])
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    for name in facts.without_gpu_code:
+        print(f"wheeldoc: {name}: no GPU code", file=sys.stderr)
+    return 0
+
+
+def _input_error(e):
+    """WD001 with the byte offset in the message, so the one-line error names it."""
+    from wheeldoc.kernels.facts import reason
+    from wheeldoc.core.model import Finding, Location, Severity
+
+    return Finding("WD001", "input could not be read", Severity.ERROR,
+                   Location(e.path, e.line, member=e.member), reason(e),
+                   data={"offset": e.offset} if e.offset is not None else {})

@@ -1,0 +1,76 @@
+"""Fatbin containers a library keeps outside `.nv_fatbin`, in its data sections.
+
+Some libraries load part of their GPU code themselves with `cuModuleLoadData` instead of
+registering it through the CUDA runtime: cuFFT 12 keeps 23,983 containers in `.ldata` and
+only a 672-byte `.nv_fatbin` (one sm_75 cubin); cuBLASLt keeps a few hundred beside its 2,782.
+cuobjdump lists none of them. wheeldoc looks for them only where it matters (a library whose
+`.nv_fatbin` has nothing for the target GPU): containers are found by their magic at 8-byte
+alignment in `.rodata`, `.lrodata`, `.data`, `.ldata` and `.data.rel.ro`, each checked as a whole
+container (header, every entry header) before it counts. Sections are scanned in chunks read
+with `os.pread` for files on disk, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from typing import Iterator
+
+from wheeldoc.core.errors import InputError
+from wheeldoc.binary.elffile import ElfFile
+from wheeldoc.kernels.fatbin import FATBIN_MAGIC, FatbinContainer, walk_containers
+
+SECTIONS = (".rodata", ".lrodata", ".data", ".ldata", ".data.rel.ro")
+CHUNK = 16 << 20
+MAGIC = struct.pack("<I", FATBIN_MAGIC)
+HEAD = struct.Struct("<IHHQ")
+
+
+def _offsets(read, start: int, end: int) -> Iterator[int]:
+    """8-aligned offsets of the container magic in [start, end)."""
+    pos = start
+    while pos < end:
+        chunk = read(pos, min(CHUNK + len(MAGIC) - 1, end - pos))
+        i = chunk.find(MAGIC)
+        while 0 <= i < CHUNK:
+            if (pos + i) % 8 == 0:
+                yield pos + i
+            i = chunk.find(MAGIC, i + 1)
+        pos += CHUNK
+
+
+def scan(buf, path: str, member: str | None = None,
+         fd: int | None = None) -> tuple[tuple[str, FatbinContainer], ...]:
+    """(section, container) for every whole container found in the data sections of an ELF
+    `buf`; with `fd`, section bytes are read with pread rather than through `buf`."""
+    elf = ElfFile(buf, path, member)
+    if fd is not None:
+        read = lambda at, n: os.pread(fd, n, at)  # noqa: E731
+    else:
+        read = lambda at, n: bytes(buf[at:at + n])  # noqa: E731
+    found: list[tuple[str, FatbinContainer]] = []
+    for name in SECTIONS:
+        sec = elf.section(name)
+        if sec is None or sec.type == sec.SHT_NOBITS or sec.offset + sec.size > len(buf):
+            continue
+        end = sec.offset + sec.size
+        for at in _offsets(read, sec.offset, end):
+            head = read(at, HEAD.size)
+            if len(head) < HEAD.size:
+                continue
+            _, version, hsize, fat_size = HEAD.unpack(head)
+            if version != 1 or hsize != 16 or fat_size == 0 or at + 16 + fat_size > end:
+                continue
+            try:
+                (c,) = walk_containers(buf, at, at + 16 + fat_size, path, member)
+            except (InputError, ValueError):
+                continue  # four bytes that only look like a container
+            found.append((name, c._replace(index=len(found))))
+    return tuple(found)
+
+
+def scan_file(path: str) -> tuple[tuple[str, FatbinContainer], ...]:
+    with open(path, "rb") as fh:
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+            return scan(mm, path, fd=fh.fileno())

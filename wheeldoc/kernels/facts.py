@@ -1,0 +1,397 @@
+"""Facts for `wheeldoc kernels`: the GPU code of every library in the inputs, and how each of
+its containers loads on a target GPU and driver (wheeldoc.kernels.load_model).
+
+Inputs are `.so` files, wheels (each `*.so*` member read straight from the archive, one at a
+time, never unpacked), directories (every `*.so*` file, symlinks skipped) and standalone
+`.fatbin` / `.cubin` / `.ptx` files. A library that cannot be read inside a wheel or a
+directory is skipped (WD002) and the others are still analyzed; an input given by name that
+cannot be read is an input error (WD001).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Iterator
+
+from wheeldoc.core.errors import InputError
+from wheeldoc.kernels.load_model import (NO_BINARY_FOR_GPU, UNSUPPORTED_PTX_VERSION, LoadPrediction,
+                                    predict_image, visible_entries)
+from wheeldoc.core.model import Skipped
+from wheeldoc.kernels.fatbin import Fatbin, FatbinContainer, FatbinEntry, open_fatbin, read_fatbin
+
+DEFAULT_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_110", "sm_120",
+                 "sm_121")
+LOADABLE = ("cubin", "ptx")
+_LIBRARY_NAME = re.compile(r"\.so(\.|$)")
+ARCHIVES = (".whl", ".zip")
+
+
+def is_library_name(name: str) -> bool:
+    """`*.so*`: libfoo.so, libcublasLt.so.13, _C.abi3.so, libnvjpeg.36e11081.so.13."""
+    return _LIBRARY_NAME.search(name.rsplit("/", 1)[-1]) is not None
+
+
+@dataclass(frozen=True)
+class Library:
+    """One file with GPU code: a `.so`, a wheel member, a `.fatbin`, `.cubin` or `.ptx`."""
+
+    name: str  # unique display name: the file, or "wheel!member"
+    short: str  # within its input: the member, the path under the directory, or the file
+    path: str  # the file on disk (the wheel, for a member)
+    member: str | None
+    input: str  # the PATH argument it came from
+    fatbin: Fatbin
+    # finds the containers kept outside .nv_fatbin (wheeldoc.kernels.embedded), on demand
+    find_embedded: Callable[[], tuple] | None = field(default=None, compare=False, repr=False)
+    _embedded: list = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def containers(self) -> tuple[FatbinContainer, ...]:
+        """Containers holding a cubin or PTX (empty and LTO-IR-only ones never load)."""
+        return tuple(c for c in self.fatbin.containers if any(e.kind in LOADABLE for e in c.entries))
+
+    def embedded(self) -> tuple[tuple[str, FatbinContainer], ...]:
+        """(section, container) for the loadable containers kept in data sections (scanned
+        once, on first use; a library that cannot be re-read has none)."""
+        if not self._embedded:
+            found: tuple = ()
+            if self.find_embedded is not None and self.fatbin.format == "elf":
+                try:
+                    found = tuple((s, c) for s, c in self.find_embedded()
+                                  if any(e.kind in LOADABLE for e in c.entries))
+                except (InputError, OSError):
+                    found = ()
+            self._embedded.append(found)
+        return self._embedded[0]
+
+
+@dataclass
+class Inputs:
+    libraries: list[Library] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    without_gpu_code: list[str] = field(default_factory=list)  # readable, but no GPU code
+    inputs: list[str] = field(default_factory=list)
+
+
+# -- reading the inputs ---------------------------------------------------------------------
+
+
+def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
+    out = Inputs()
+    for raw in paths:
+        out.inputs.append(raw)
+        try:
+            if os.path.isdir(raw):
+                _read_directory(raw, out)
+            elif raw.endswith(ARCHIVES) and os.path.isfile(raw):
+                _read_wheel(raw, out, cache)
+            else:
+                if not os.path.exists(raw):
+                    raise InputError(raw, "no such file or directory")
+                _add(out, raw, os.path.basename(raw) or raw, None, raw, open_fatbin(raw))
+        except InputError as e:
+            out.errors.append(e)
+    return out
+
+
+def reason(e: InputError) -> str:
+    """The error's message with its byte offset, for a one-line report."""
+    return e.message + (f" (at offset {e.offset:#x})" if e.offset is not None else "")
+
+
+def _add(out: Inputs, name: str, short: str, member: str | None, raw: str, fb: Fatbin,
+         path: str | None = None, find_embedded: Callable | None = None) -> None:
+    if not any(e.kind in LOADABLE for e in fb.entries):
+        out.without_gpu_code.append(name)
+        return
+    if find_embedded is None and member is None:
+        find_embedded = _on_disk(path or raw)
+    out.libraries.append(Library(name, short, path or raw, member, raw, fb, find_embedded))
+
+
+def _on_disk(path: str) -> Callable:
+    def find() -> tuple:
+        from wheeldoc.kernels.embedded import scan_file
+
+        return scan_file(path)
+
+    return find
+
+
+def _in_wheel(path: str, member, cache) -> Callable:
+    """Re-reads the member (once per run; cached by its RECORD sha256 like the headers)."""
+
+    def find() -> tuple:
+        from wheeldoc.kernels.embedded import scan
+        from wheeldoc.binary.members import WheelArchive
+
+        key = member.sha256 if cache is not None else None
+        if key:
+            hit = cache.get("fatbin-embedded", key, CACHE_VERSION)
+            if hit is not None:
+                try:
+                    fb = decode_fatbin(hit["fatbin"], path, member.name)
+                    return tuple(zip(hit["sections"], fb.containers))
+                except (KeyError, TypeError, ValueError, IndexError):
+                    cache.discard("fatbin-embedded", key, CACHE_VERSION)
+        with WheelArchive(path) as archive, archive.open(member.name) as data:
+            found = scan(data.buf, path, member.name)
+        if key:
+            fb = Fatbin(path, member.name, "embedded", None, None, None, (),
+                        tuple(c for _, c in found))
+            cache.put("fatbin-embedded", key, CACHE_VERSION,
+                      {"sections": [s for s, _ in found], "fatbin": encode_fatbin(fb)})
+        return found
+
+    return find
+
+
+def _read_directory(root: str, out: Inputs) -> None:
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames.sort()
+        for fname in sorted(files):
+            if not is_library_name(fname):
+                continue
+            path = os.path.join(dirpath, fname)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue  # the file it points to is read under its own name
+            try:
+                with open(path, "rb") as fh:
+                    if fh.read(4) != b"\x7fELF":
+                        continue  # a linker script or a text file named *.so
+                fb = open_fatbin(path)
+            except InputError as e:
+                out.skipped.append(Skipped(path, reason(e)))
+                continue
+            except OSError as e:
+                out.skipped.append(Skipped(path, f"cannot read: {e.strerror or e}"))
+                continue
+            _add(out, path, os.path.relpath(path, root), None, root, fb, path)
+
+
+def _read_wheel(path: str, out: Inputs, cache) -> None:
+    from wheeldoc.binary.members import WheelArchive
+
+    with WheelArchive(path) as archive:
+        for rej in archive.rejected:
+            if is_library_name(rej.name):
+                out.skipped.append(Skipped(path, f"member refused: {rej.reason}", rej.name))
+        for member in archive.members:
+            if not is_library_name(member.name):
+                continue
+            try:
+                fb = _member_fatbin(archive, member, cache)
+            except InputError as e:
+                out.skipped.append(Skipped(path, reason(e), member.name))
+                continue
+            if fb is not None:
+                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path,
+                     _in_wheel(path, member, cache))
+
+
+def _member_fatbin(archive, member, cache) -> Fatbin | None:
+    """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
+    reading the member (inflated into an anonymous temporary file when large)."""
+    key = member.sha256 if cache is not None else None
+    if key:
+        hit = cache.get("fatbin-headers", key, CACHE_VERSION)
+        if hit is not None:
+            try:
+                return decode_fatbin(hit, archive.path, member.name)
+            except (KeyError, TypeError, ValueError, IndexError):
+                cache.discard("fatbin-headers", key, CACHE_VERSION)
+    with archive.open(member.name) as data:
+        if bytes(data.buf[:4]) != b"\x7fELF":
+            return None
+        fb = read_fatbin(data.buf, archive.path, member=member.name)
+    if key:
+        cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
+    return fb
+
+
+# -- the header cache (JSON, see wheeldoc/core/cache.py) -------------------------------------------
+
+_ENTRY_FIELDS = tuple(FatbinEntry._fields)
+CACHE_VERSION = f"1-{zlib.crc32(','.join(_ENTRY_FIELDS).encode()):08x}"  # new layout, new key
+
+
+def _encode_entry(e: FatbinEntry) -> list:
+    values = [getattr(e, f) for f in _ENTRY_FIELDS]
+    values[_ENTRY_FIELDS.index("code_version")] = list(e.code_version)
+    values[-1] = None if e.parent is None else _encode_entry(e.parent)
+    return values
+
+
+def _decode_entry(values: list) -> FatbinEntry:
+    if len(values) != len(_ENTRY_FIELDS):
+        raise ValueError("entry record of another layout")
+    values = list(values)
+    values[_ENTRY_FIELDS.index("code_version")] = tuple(values[_ENTRY_FIELDS.index("code_version")])
+    if values[-1] is not None:
+        values[-1] = _decode_entry(values[-1])
+    return FatbinEntry(*values)
+
+
+def encode_fatbin(fb: Fatbin) -> dict:
+    return {"fields": list(_ENTRY_FIELDS), "format": fb.format, "section": fb.section,
+            "section_offset": fb.section_offset, "section_size": fb.section_size,
+            "other_sections": list(fb.other_sections),
+            "containers": [[c.index, c.offset, c.version, c.header_size, c.fat_size,
+                            [_encode_entry(e) for e in c.entries]] for c in fb.containers]}
+
+
+def decode_fatbin(doc: dict, path: str, member: str | None) -> Fatbin:
+    if tuple(doc["fields"]) != _ENTRY_FIELDS:
+        raise ValueError("cached with another FatbinEntry layout")
+    containers = tuple(FatbinContainer(i, off, ver, hs, fs, tuple(_decode_entry(e) for e in ents))
+                       for i, off, ver, hs, fs, ents in doc["containers"])
+    return Fatbin(path, member, doc["format"], doc["section"], doc["section_offset"],
+                  doc["section_size"], tuple(doc["other_sections"]), containers)
+
+
+# -- how each container loads ---------------------------------------------------------------
+
+
+def cc_of(arch: str) -> tuple[int, int]:
+    """"sm_121" -> (12, 1)."""
+    return divmod(int(arch[3:].rstrip("af")), 10)
+
+
+def label(e) -> str:
+    """"sm_90a" for a cubin, "compute_80 PTX 9.5" for PTX."""
+    if e.kind == "ptx":
+        return f"compute_{e.sm}{e.suffix} PTX {e.code_version[0]}.{e.code_version[1]}"
+    return f"sm_{e.sm}{e.suffix}"
+
+
+def counted(labels: Iterable[str]) -> str:
+    """"sm_80 ×2, sm_100a ×2" in first-seen order."""
+    c = Counter(labels)
+    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in c.items())
+
+
+@dataclass(frozen=True)
+class ContainerLoad:
+    container: FatbinContainer
+    prediction: LoadPrediction
+    concat_blocked: bool  # fails only because the driver cannot see its --concat images
+
+    @property
+    def verdict(self) -> str:
+        return self.prediction.verdict
+
+
+@dataclass(frozen=True)
+class LibraryLoad:
+    """Every container of one library against one GPU and driver."""
+
+    library: Library
+    gpu: str  # "sm_121"
+    cc: tuple[int, int]
+    driver_isa: tuple[int, int] | None  # None: no driver given, any PTX ISA assumed
+    driver_cuda: tuple[int, int] | None
+    loads: tuple[ContainerLoad, ...]
+    # "nv_fatbin", or "embedded" when nothing in .nv_fatbin loads and the library keeps
+    # containers in data sections (then `loads` are theirs and `fatbin_loads` the others)
+    source: str = "nv_fatbin"
+    fatbin_loads: tuple[ContainerLoad, ...] = ()
+    sections: tuple[str, ...] = ()  # data sections holding the embedded containers
+
+    def where(self, verdict: str, error: str | None = None) -> list[ContainerLoad]:
+        return [x for x in self.loads if x.verdict == verdict
+                and (error is None or x.prediction.cuda_error == error)]
+
+    @property
+    def counts(self) -> dict:
+        errors = Counter(x.prediction.cuda_error for x in self.loads if x.verdict == "fail")
+        return {"containers": len(self.loads), "native": len(self.where("native")),
+                "jit": len(self.where("jit")), "fail": len(self.where("fail")),
+                "errors": dict(sorted(errors.items()))}
+
+    @property
+    def verdict(self) -> str:
+        """"native", "jit", "native+jit" (what loads), or "fail" (nothing loads)."""
+        native, jit = bool(self.where("native")), bool(self.where("jit"))
+        if native and jit:
+            return "native+jit"
+        return "native" if native else "jit" if jit else "fail"
+
+    @property
+    def cuda_error(self) -> str | None:
+        """The error some containers fail with: 222 first (it hides code that would run)."""
+        errors = [x.prediction.cuda_error for x in self.loads if x.verdict == "fail"]
+        for name in (UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_INVALID_PTX", NO_BINARY_FOR_GPU):
+            if name in errors:
+                return name
+        return None
+
+    def chosen(self, verdict: str, error: str | None = None) -> str:
+        return counted(label(x.prediction.entry) for x in self.where(verdict, error)
+                       if x.prediction.entry is not None)
+
+    def data(self) -> dict:
+        return {"library": self.library.name, "gpu": self.gpu, "verdict": self.verdict,
+                "cuda_error": self.cuda_error, "counts": self.counts, "source": self.source}
+
+
+def _loads(fmt: str, containers, cc, driver_isa, driver_cuda) -> tuple[ContainerLoad, ...]:
+    loads = []
+    for c in containers:
+        pred = predict_image(fmt, c.entries, cc, driver_isa, driver_cuda)
+        blocked = False
+        if pred.verdict == "fail" and fmt != "ptx" and \
+                len(visible_entries(c.entries, driver_isa, driver_cuda)) < len(c.entries):
+            blocked = predict_image(fmt, c.entries, cc, driver_isa, (99, 9)).verdict != "fail"
+        loads.append(ContainerLoad(c, pred, blocked))
+    return tuple(loads)
+
+
+def predict_library(lib: Library, cc: tuple[int, int], driver_isa: tuple[int, int] | None,
+                    driver_cuda: tuple[int, int] | None, gpu: str | None = None) -> LibraryLoad:
+    """Every container of `.nv_fatbin`; when none of them loads on the GPU, the containers the
+    library keeps in its data sections instead (see wheeldoc.kernels.embedded)."""
+    gpu = gpu or f"sm_{cc[0]}{cc[1]}"
+    loads = _loads(lib.fatbin.format, lib.containers, cc, driver_isa, driver_cuda)
+    if lib.fatbin.format == "elf" and not any(x.verdict != "fail" for x in loads):
+        found = lib.embedded()
+        if found:
+            emb = _loads("elf", [c for _, c in found], cc, driver_isa, driver_cuda)
+            return LibraryLoad(lib, gpu, cc, driver_isa, driver_cuda, emb, "embedded", loads,
+                               tuple(s for s, _ in found))
+    return LibraryLoad(lib, gpu, cc, driver_isa, driver_cuda, loads)
+
+
+def coverage_cell(load: LibraryLoad) -> dict:
+    """One cell of the coverage table: the best way the library's code runs on that GPU."""
+    n = load.counts
+    if n["native"] and n["jit"]:
+        mode = "native+jit"
+    elif n["native"]:
+        mode = "native"
+    elif n["jit"]:
+        mode = "jit"
+    elif n["errors"].get(UNSUPPORTED_PTX_VERSION):
+        mode = "ptx-too-new"
+    else:
+        mode = "none"
+    return {"mode": mode, "native": n["native"], "jit": n["jit"], "fail": n["fail"]}
+
+
+def arch_specific(lib: Library) -> list[FatbinEntry]:
+    return [e for c in lib.containers for e in c.entries if e.suffix == "a" and e.kind in LOADABLE]
+
+
+def newest_ptx(libs: Iterable[Library]) -> tuple[int, int] | None:
+    isas = [e.code_version for lib in libs for c in lib.containers for e in c.entries
+            if e.kind == "ptx"]
+    return max(isas) if isas else None
+
+
+def iter_entries(lib: Library) -> Iterator[FatbinEntry]:
+    for c in lib.fatbin.containers:
+        yield from c.entries

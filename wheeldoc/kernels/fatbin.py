@@ -1,0 +1,589 @@
+"""CUDA fat binaries: every container and entry header of a `.so`, `.fatbin`, `.cubin` or `.ptx`.
+
+Layout (shared/reference/cuda-binaries.md §1-3): ELF section `.nv_fatbin` (or
+`__nv_relfatbin` when it is absent, as cuobjdump does) holds back-to-back containers
+(16-byte header, magic 0xBA55ED50), each holding entries (a 64..120-byte header then the
+payload). Listing reads headers only, through `struct` on a buffer (an mmap for files);
+payloads are decompressed only by `entry_image`, with the declared size as a hard bound.
+Every declared offset and size is checked, so a corrupt file raises `InputError` naming
+the byte offset.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, read_cubin, CubinInfo
+from wheeldoc.binary.elffile import Buffer, ElfFile, is_elf
+
+FATBIN_MAGIC = 0xBA55ED50
+CONTAINER = struct.Struct("<IHHQ")  # magic, version, header_size, fat_size
+ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the fixed 64-byte part of an entry header
+OPTS_DESC = struct.Struct("<II")
+SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+
+KINDS = {1: "ptx", 2: "cubin", 8: "lto-ir", 0x100: "concat"}
+KIND_CONCAT = 0x100
+FLAG_64BIT = 0x1
+FLAG_DEBUG = 0x2
+FLAG_LINUX = 0x10
+FLAG_LZ4 = 0x2000
+FLAG_ZSTD = 0x8000
+FLAG_OBFUSCATED = 0x10000  # NVVM/LTO-IR payloads: scrambled with the key at +0x30 (not decoded)
+FLAG_ARCH_SPECIFIC = 0x100000  # `a`
+FLAG_FAMILY = 0x200000  # `f`
+
+MAX_ENTRY_HEADER = 1 << 16  # largest header seen is 120 bytes
+MAX_IMAGE = 1 << 30  # decompressed image bound (cuBLAS's largest is a few MB)
+MAX_PTX_HEAD = 1 << 16  # bytes of a .ptx file searched for .version/.target
+MAX_ENTRIES = 1 << 20  # entries per file (cuBLAS has 5,737)
+HEAD_READ = 128  # bytes read per entry header (headers seen: 64..120)
+
+
+class FatbinEntry(NamedTuple):
+    """One image in a container, as its header declares it (nothing decompressed).
+
+    A typed NamedTuple rather than a frozen dataclass: cuBLAS has 5,737 entries and a
+    NamedTuple is built six times faster, which the listing race with cuobjdump feels."""
+
+    container: int  # index of the container in the file
+    index: int  # position of the entry in the file (0-based, all containers)
+    offset: int  # file offset of the entry header
+    kind: str  # "cubin" | "ptx" | "lto-ir" | "other"
+    kind_code: int  # raw header kind (1 PTX, 2 ELF, 8 NVVM, ...)
+    sm: int  # SM number without suffix: 80, 90, 120 (virtual arch for PTX)
+    suffix: str  # "" | "a" | "f"
+    code_version: tuple[int, int]  # (major, minor): PTX ISA for PTX, (1, ABI) for ELF
+    flags: int
+    header_size: int
+    payload_offset: int  # file offset of the stored payload
+    payload_size: int  # stored bytes (padded to 8)
+    compressed_size: int | None  # exact compressed stream length, None when stored raw
+    decompressed_size: int | None  # exact image size, None when stored raw
+    compression: str | None  # "zstd" | "lz4" | "unknown" | None
+    identifier: str | None
+    options: str | None  # ptxas / nvvm options string (PTX and LTO-IR entries)
+    compat_accelerator: bool | None  # sm_100+ ELF: accelerator bit copied from .nv.compat
+    # Images inside a concatenated entry (kind 0x100, `fatbinary --concat`, CUDA 13.5) point
+    # at it: their payload_offset/payload_size then locate the image inside the parent's
+    # decompressed payload, and `offset` is where their 64-byte sub-header sits.
+    parent: FatbinEntry | None = None
+
+    @property
+    def arch(self) -> str:
+        """"sm_90a", "sm_120f", "sm_80" (for PTX: the virtual arch, sm_ spelling)."""
+        return f"sm_{self.sm}{self.suffix}"
+
+    @property
+    def virtual_arch(self) -> str | None:
+        return f"compute_{self.sm}{self.suffix}" if self.kind == "ptx" else None
+
+    @property
+    def cc(self) -> tuple[int, int]:
+        return divmod(self.sm, 10)
+
+    @property
+    def ptx_isa(self) -> str | None:
+        """PTX ISA version "9.0" for PTX entries, else None."""
+        return f"{self.code_version[0]}.{self.code_version[1]}" if self.kind == "ptx" else None
+
+    @property
+    def debug(self) -> bool:
+        return bool(self.flags & FLAG_DEBUG)
+
+    @property
+    def obfuscated(self) -> bool:
+        return bool(self.flags & FLAG_OBFUSCATED)
+
+    @property
+    def size(self) -> int:
+        """Size of the image once decompressed (the stored size when raw)."""
+        return self.decompressed_size if self.decompressed_size is not None else self.payload_size
+
+
+class FatbinContainer(NamedTuple):
+    """One container: its 16-byte header, then `fat_size` bytes of entries."""
+
+    index: int
+    offset: int  # file offset of the container header
+    version: int
+    header_size: int
+    fat_size: int  # bytes of entries after the header
+    entries: tuple[FatbinEntry, ...]
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.header_size + self.fat_size
+
+
+@dataclass(frozen=True, slots=True)
+class Fatbin:
+    """All GPU code found in one file (or one archive member)."""
+
+    path: str
+    member: str | None
+    format: str  # "elf" (host ELF), "fatbin", "cubin" (standalone EM_CUDA ELF), "ptx", "none"
+    section: str | None  # ".nv_fatbin" / "__nv_relfatbin" for host ELF files
+    section_offset: int | None
+    section_size: int | None
+    other_sections: tuple[str, ...]  # fatbin sections present but not read (rel beside exec)
+    containers: tuple[FatbinContainer, ...]
+
+    @property
+    def entries(self) -> tuple[FatbinEntry, ...]:
+        return tuple(e for c in self.containers for e in c.entries)
+
+
+# -- reading ----------------------------------------------------------------------------
+
+
+def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
+                section: str | None = None) -> Fatbin:
+    """Read the GPU code headers of a file on disk (nothing decompressed).
+
+    For a host ELF, `section` picks the fatbin section to read; by default `.nv_fatbin`, or
+    `__nv_relfatbin` when there is no `.nv_fatbin` (what cuobjdump lists without `-all`).
+
+    The ELF header and section table are read through an mmap; the fatbin headers through
+    `os.pread`, because faulting them in through the mmap maps whole 64 KB blocks around
+    each header (144 MB resident for cuBLAS instead of about 20 MB).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                raise InputError(path, "empty file", member=member)
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return _read(mm, _Reader(mm, fh.fileno()), path, member, section)
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror or exc}", member=member) from None
+
+
+def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = None,
+                section: str | None = None) -> Fatbin:
+    """Detect the format of `buf` (bytes, mmap, ...) and read every container and entry header."""
+    return _read(buf, _Reader(buf), path, member, section)
+
+
+class _Reader:
+    """Bounded reads from a buffer, or with `os.pread` from a file descriptor."""
+
+    __slots__ = ("buf", "fd", "size", "read")
+
+    def __init__(self, buf: Buffer, fd: int | None = None) -> None:
+        self.buf, self.fd, self.size = buf, fd, len(buf)
+        # read(offset, size): callers keep offset + size within the file.
+        if fd is not None:
+            pread = os.pread
+            self.read = lambda offset, size: pread(fd, size, offset)
+        else:
+            self.read = lambda offset, size: bytes(buf[offset:offset + size])
+
+
+def _read(buf: Buffer, reader: _Reader, path: str, member: str | None,
+          section: str | None = None) -> Fatbin:
+    if len(buf) >= 4 and struct.unpack_from("<I", buf, 0)[0] == FATBIN_MAGIC:
+        conts = _walk(reader, 0, len(buf), path, member)
+        return Fatbin(path, member, "fatbin", None, None, None, (), conts)
+    if is_elf(buf):
+        if is_cubin(buf):
+            return _standalone_cubin(buf, path, member)
+        return _host_elf(buf, reader, path, member, section)
+    head = bytes(buf[:MAX_PTX_HEAD])
+    if b".version" in head and b".target" in head:
+        return _standalone_ptx(head, len(buf), path, member)
+    raise InputError(path, "not an ELF file, a fatbin or PTX text", offset=0, member=member)
+
+
+def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
+              section: str | None) -> Fatbin:
+    try:
+        elf = ElfFile(buf, path)
+    except InputError as exc:
+        raise InputError(path, exc.message, offset=exc.offset, member=member) from None
+    present = [(n, elf.section(n)) for n in SECTIONS if elf.section(n) is not None]
+    if section is not None:
+        present.sort(key=lambda p: p[0] != section)
+        if not present or present[0][0] != section:
+            sec = elf.section(section)
+            if sec is None:
+                return Fatbin(path, member, "none", None, None, None,
+                              tuple(n for n, _ in present), ())
+            present.insert(0, (section, sec))
+    if not present:
+        return Fatbin(path, member, "none", None, None, None, (), ())
+    name, sec = present[0]
+    others = tuple(n for n, _ in present[1:])
+    if sec.type == sec.SHT_NOBITS or sec.size == 0:
+        return Fatbin(path, member, "elf", name, sec.offset, 0, others, ())
+    if sec.offset + sec.size > len(buf):
+        raise InputError(path, f"section {name} at {sec.offset:#x}+{sec.size:#x} lies past the end "
+                         f"of the file ({len(buf):#x} bytes): truncated ELF",
+                         offset=sec.offset, member=member)
+    conts = _walk(reader, sec.offset, sec.offset + sec.size, path, member)
+    return Fatbin(path, member, "elf", name, sec.offset, sec.size, others, conts)
+
+
+def walk_containers(buf: Buffer, start: int, end: int, path: str = "<buffer>",
+                    member: str | None = None) -> tuple[FatbinContainer, ...]:
+    """Walk the containers lying back to back in `buf[start:end]` (offsets are absolute)."""
+    if not 0 <= start <= end <= len(buf):
+        raise ValueError(f"range {start}..{end} outside a {len(buf)}-byte buffer")
+    return _walk(_Reader(buf), start, end, path, member)
+
+
+def _walk(reader: _Reader, start: int, end: int, path: str,
+          member: str | None) -> tuple[FatbinContainer, ...]:
+    out: list[FatbinContainer] = []
+    n_entries = 0
+    pos = start
+    while pos < end:
+        left = end - pos
+        head = reader.read(pos, CONTAINER.size + HEAD_READ if left > CONTAINER.size + HEAD_READ
+                           else left)
+        if len(head) < CONTAINER.size:
+            if not any(head):
+                break  # trailing padding
+            raise InputError(path, f"truncated fatbin container header ({end - pos} bytes left)",
+                             offset=pos, member=member)
+        magic, version, hsize, fat_size = CONTAINER.unpack_from(head, 0)
+        if magic != FATBIN_MAGIC:
+            if not any(head[:8]):
+                pos += 8  # zero padding between containers
+                continue
+            raise InputError(path, f"bad fatbin container magic {magic:#010x}", offset=pos,
+                             member=member)
+        if hsize < CONTAINER.size or hsize > end - pos:
+            raise InputError(path, f"fatbin container header size {hsize} is invalid",
+                             offset=pos + 6, member=member)
+        cend = pos + hsize + fat_size
+        if cend > end:
+            raise InputError(path, f"fatbin container declares {fat_size} bytes of entries but only "
+                             f"{end - pos - hsize} remain: truncated or corrupt",
+                             offset=pos + 8, member=member)
+        first = head[hsize:hsize + fat_size] if fat_size else b""  # prefetched entry header
+        entries = _walk_entries(reader, pos + hsize, cend, len(out), n_entries, path, member, first)
+        n_entries += len(entries)
+        if n_entries > MAX_ENTRIES:
+            raise LimitExceeded(path, f"more than {MAX_ENTRIES} fatbin entries", offset=pos,
+                                member=member)
+        out.append(FatbinContainer(len(out), pos, version, hsize, fat_size, entries))
+        pos = cend
+    return tuple(out)
+
+
+def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
+                  path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
+    out: list[FatbinEntry] = []
+    read = reader.read
+    while pos < end:
+        want = HEAD_READ if end - pos > HEAD_READ else end - pos
+        head = first if len(first) >= want else read(pos, want)
+        first = b""
+        if len(head) < ENTRY.size:
+            raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
+                             f"container)", offset=pos, member=member)
+        (kind_code, _ever, hsize, psize, csize, opts_off, minor, major, sm, ident_off, ident_len,
+         flags, _key, dsize) = ENTRY.unpack_from(head, 0)
+        if hsize < ENTRY.size or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
+            raise _bad(path, member, f"header size {hsize} (container has {end - pos} bytes left)",
+                       pos + 4)
+        if psize > end - pos - hsize:
+            raise _bad(path, member, f"payload size {psize} runs past the container end "
+                       f"({end - pos - hsize} bytes left)", pos + 8)
+        if hsize > len(head):
+            head = read(pos, hsize)
+        compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                       else "unknown" if flags & 0x1000 else None)  # 0x1000: legacy, never seen
+        if compression is None:
+            csize_v = dsize_v = None
+        else:
+            if csize == 0 or csize > psize:
+                raise _bad(path, member, f"compressed size {csize} does not fit the stored {psize} "
+                           "bytes", pos + 16)
+            csize_v, dsize_v = csize, dsize
+        identifier = None
+        if ident_off:
+            if ident_off < ENTRY.size or ident_off + ident_len > hsize:
+                raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside the "
+                           "header", pos + 32)
+            raw = head[ident_off:ident_off + ident_len].split(b"\0", 1)[0]
+            identifier = raw.decode("utf-8", "replace")
+        kind = KINDS.get(kind_code, "other")
+        if opts_off and kind_code != KIND_CONCAT:
+            options, accel = _options(head, hsize, opts_off, kind, pos, path, member)
+        else:
+            options = accel = None
+        suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
+        entry = FatbinEntry(container, first_index + len(out), pos, kind, kind_code, sm, suffix,
+                            (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
+                            compression, identifier, options, accel)
+        if kind_code == KIND_CONCAT:
+            out.extend(_concat_members(head, entry, first_index + len(out), path, member))
+        else:
+            out.append(entry)
+        pos += hsize + psize
+    return tuple(out)
+
+
+def _concat_members(head: bytes, parent: FatbinEntry, first_index: int, path: str,
+                    member: str | None) -> list[FatbinEntry]:
+    """The images listed in a concatenated entry's header.
+
+    At opts_desc_off: `{u32 count, u32 table_bytes}`, then `count` entry headers back to back
+    (64 bytes, more with an options blob), whose header_size field holds the image's offset
+    inside the parent's decompressed payload.
+    """
+    pos, hsize = parent.offset, parent.header_size
+    desc = struct.unpack_from("<I", head, 0x14)[0]
+    if desc < ENTRY.size or desc + 8 > hsize:
+        raise _bad(path, member, f"concatenated entry table at {desc} lies outside the header",
+                   pos + 0x14)
+    count, table = OPTS_DESC.unpack_from(head, desc)
+    tend = desc + table
+    if tend > hsize or count * ENTRY.size + 8 > table:
+        raise _bad(path, member, f"concatenated entry table of {count} images does not fit the "
+                   "header", pos + desc)
+    total = parent.decompressed_size if parent.compression else parent.payload_size
+    out: list[FatbinEntry] = []
+    sub = desc + 8
+    for i in range(count):
+        if sub + ENTRY.size > tend:
+            raise _bad(path, member, f"concatenated image {i} header runs past the table",
+                       pos + sub)
+        (kind_code, _v, start, size, _c, opts_off, minor, major, sm, ident_off, ident_len, flags,
+         _k, _d) = ENTRY.unpack_from(head, sub)
+        sub_size = ENTRY.size
+        if ident_off:
+            sub_size = max(sub_size, ident_off + ident_len)
+        if opts_off:
+            if sub + opts_off + 8 > tend:
+                raise _bad(path, member, f"concatenated image {i} options lie outside the table",
+                           pos + sub + 0x14)
+            boff, blen = OPTS_DESC.unpack_from(head, sub + opts_off)
+            sub_size = max(sub_size, opts_off + 8, boff + blen + 1)
+        sub_size = (sub_size + 7) & ~7
+        if kind_code == KIND_CONCAT or sub + sub_size > tend or start + size > total:
+            raise _bad(path, member, f"concatenated image {i} ({size} bytes at {start}) does not "
+                       f"fit the {total}-byte payload or the table", pos + sub)
+        kind = KINDS.get(kind_code, "other")
+        options = accel = None
+        if opts_off:
+            options, accel = _options(head[sub:sub + sub_size], sub_size, opts_off, kind, pos + sub,
+                                      path, member)
+        suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
+        out.append(FatbinEntry(parent.container, first_index + i, pos + sub, kind, kind_code, sm,
+                               suffix, (major, minor), flags, sub_size, start, size, None, None,
+                               parent.compression, None, options, accel, parent))
+        sub += sub_size
+    if sub != tend:
+        raise _bad(path, member, f"concatenated entry table holds {tend - sub} unread bytes",
+                   pos + sub)
+    return out
+
+
+def _bad(path: str, member: str | None, msg: str, at: int) -> InputError:
+    return InputError(path, f"corrupt fatbin entry: {msg}", offset=at, member=member)
+
+
+def _options(head: bytes, hsize: int, opts_off: int, kind: str, pos: int, path: str,
+             member: str | None):
+    """The options blob: a string for PTX/LTO-IR, a `.nv.compat` copy for sm_100+ ELF."""
+    if opts_off < ENTRY.size or opts_off + OPTS_DESC.size > hsize:
+        raise _bad(path, member, f"options descriptor at {opts_off} lies outside the header",
+                   pos + 20)
+    boff, blen = OPTS_DESC.unpack_from(head, opts_off)
+    if boff == 0 and blen == 0:  # an empty descriptor (cuFFT's self-loaded containers)
+        return None, None
+    if boff < ENTRY.size or boff + blen > hsize:
+        raise _bad(path, member, f"options at {boff}+{blen} lie outside the header",
+                   pos + opts_off)
+    if kind != "cubin":
+        return head[boff:boff + blen].split(b"\0", 1)[0].decode("utf-8", "replace"), None
+    # ELF: one zero byte, then the first bytes of the cubin's .nv.compat section.
+    if blen == 0 or head[boff] != 0:
+        return None, None
+    blob = head[boff + 1: min(hsize, boff + 1 + blen)]
+    if blob[:2] == b"\x02\x09" and len(blob) >= 3:  # the usual first record: accelerator bit
+        return None, bool(blob[2])
+    try:
+        return None, compat_accelerator(parse_compat(blob))
+    except ValueError as exc:
+        raise _bad(path, member, f"compat blob: {exc}", pos + boff) from None
+
+
+# -- standalone cubin and PTX files -----------------------------------------------------
+
+def _standalone_cubin(buf: Buffer, path: str, member: str | None) -> Fatbin:
+    info = read_cubin(buf, path, member=member)
+    entry = FatbinEntry(0, 0, 0, "cubin", 2, info.sm, "a" if info.accelerator else "",
+                        (1, info.abi_version), 0, 0, 0, len(buf), None, None, None, None, None,
+                        info.accelerator)
+    return Fatbin(path, member, "cubin", None, None, None, (),
+                  (FatbinContainer(0, 0, 0, 0, len(buf), (entry,)),))
+
+
+def _standalone_ptx(head: bytes, size: int, path: str, member: str | None) -> Fatbin:
+    import re
+
+    ver = re.search(rb"^[ \t]*\.version[ \t]+(\d+)\.(\d+)", head, re.M)
+    tgt = re.search(rb"^[ \t]*\.target[ \t]+sm_(\d+)([af]?)\b", head, re.M)
+    if ver is None or tgt is None:
+        raise InputError(path, "PTX text without `.version X.Y` and `.target sm_XY` directives",
+                         offset=0, member=member)
+    entry = FatbinEntry(0, 0, 0, "ptx", 1, int(tgt.group(1)), tgt.group(2).decode(),
+                        (int(ver.group(1)), int(ver.group(2))), 0, 0, 0, size, None, None, None,
+                        None, None, None)
+    return Fatbin(path, member, "ptx", None, None, None, (),
+                  (FatbinContainer(0, 0, 0, 0, size, (entry,)),))
+
+
+# -- payloads (on request) --------------------------------------------------------------
+
+
+def entry_image(source: Buffer | str | os.PathLike, entry: FatbinEntry, path: str | None = None,
+                *, member: str | None = None, max_size: int = MAX_IMAGE) -> bytes:
+    """The image of `entry` (cubin ELF, PTX text with its NUL, ...), decompressed if needed.
+
+    `source` is the buffer the entry was read from, or the path of that file.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source) if path is None else path
+        try:
+            with open(source, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                return _image(_Reader(_Sized(size), fh.fileno()), entry, path, member, max_size)
+        except OSError as exc:
+            raise InputError(path, f"cannot read: {exc.strerror or exc}", member=member) from None
+    return _image(_Reader(source), entry, path or "<buffer>", member, max_size)
+
+
+class _Sized:
+    """Stands in for a buffer when reading through a file descriptor (only len() is used)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def __len__(self) -> int:
+        return self.size
+
+
+def _image(reader: _Reader, entry: FatbinEntry, path: str, member: str | None,
+           max_size: int) -> bytes:
+    if entry.parent is not None:
+        whole = _image(reader, entry.parent, path, member, max_size)
+        return whole[entry.payload_offset:entry.payload_offset + entry.payload_size]
+    start, stored = entry.payload_offset, entry.payload_size
+    if start + stored > reader.size:
+        raise InputError(path, "entry payload lies past the end of the file", offset=start,
+                         member=member)
+    if entry.obfuscated:
+        raise InputError(path, f"the {entry.kind} payload is obfuscated (flag 0x10000); wheeldoc "
+                         "does not decode it", offset=entry.offset + 0x28, member=member)
+    if entry.compression is None:
+        if stored > max_size:
+            raise LimitExceeded(path, f"image of {stored} bytes exceeds the {max_size}-byte limit",
+                                offset=entry.offset, member=member)
+        return reader.read(start, stored)
+    want = entry.decompressed_size or 0
+    if want <= 0:
+        raise InputError(path, "compressed entry declares a decompressed size of 0",
+                         offset=entry.offset + 0x38, member=member)
+    if want > max_size:
+        raise LimitExceeded(path, f"entry declares a {want}-byte image (limit {max_size})",
+                            offset=entry.offset + 0x38, member=member)
+    data = reader.read(start, entry.compressed_size or 0)
+    try:
+        if entry.compression == "zstd":
+            import zstandard
+
+            declared = zstandard.frame_content_size(data)
+            if declared > want:
+                raise ValueError(f"zstd frame declares {declared} bytes, header {want}")
+            out = zstandard.ZstdDecompressor().decompress(data, max_output_size=want)
+        elif entry.compression == "lz4":
+            import lz4.block
+
+            out = lz4.block.decompress(data, uncompressed_size=want)
+        else:
+            raise ValueError(f"unsupported compression flags {entry.flags:#x}")
+    except Exception as exc:  # zstd.ZstdError, lz4's LZ4BlockError, ValueError
+        raise InputError(path, f"cannot decompress {entry.compression} entry: {exc}",
+                         offset=entry.payload_offset, member=member) from None
+    if len(out) != want:
+        raise InputError(path, f"decompressed {len(out)} bytes, header declares {want}",
+                         offset=entry.offset + 0x38, member=member)
+    return out
+
+
+def entry_cubin_info(source: Buffer | str | os.PathLike, entry: FatbinEntry,
+                     path: str | None = None, *, member: str | None = None) -> CubinInfo:
+    """Toolkit, ABI and e_flags of a cubin entry (decompresses it when stored compressed)."""
+    if entry.kind != "cubin":
+        raise ValueError(f"entry {entry.index} is {entry.kind}, not a cubin")
+    if path is None:
+        path = os.fspath(source) if isinstance(source, (str, os.PathLike)) else "<buffer>"
+    image = entry_image(source, entry, path, member=member)
+    return read_cubin(image, path, member=member, offset=entry.payload_offset)
+
+
+def container_bytes(source: Buffer | str | os.PathLike, container: FatbinContainer) -> bytes:
+    """The raw bytes of one container (header + entries), e.g. for cuModuleLoadData."""
+    if isinstance(source, (str, os.PathLike)):
+        with open(source, "rb") as fh:
+            fh.seek(container.offset)
+            return fh.read(container.end - container.offset)
+    return bytes(source[container.offset:container.end])
+
+
+# -- cuobjdump-style listing ------------------------------------------------------------
+
+
+def listing(fatbin: Fatbin, name: str | None = None) -> list[str]:
+    """The lines `cuobjdump -lelf -lptx FILE` prints, built from headers only.
+
+    cuobjdump numbers ELF and PTX entries separately in file order and names them
+    `<stem>.<n>.<arch>.<cubin|ptx>`, the stem being the file name less its last extension. An
+    entry with an identifier is named `<identifier stem>.<arch>.<ext>` instead (no number), and
+    so is a standalone cubin. One known difference: cuobjdump names an `f` cubin after its ELF,
+    which cannot record `f` (`sm_120` where the header says `sm_120f`); this listing keeps the
+    header's `sm_120f`. cuobjdump lists nothing for PTX text files and LTO-IR entries.
+    """
+    stem = _stem(name if name is not None else (fatbin.member or fatbin.path))
+    if fatbin.format == "ptx":
+        return []
+    if fatbin.format == "cubin":
+        e = fatbin.containers[0].entries[0]
+        return [f"ELF file    1: {stem}.{e.arch}.cubin"]
+    lines: list[str] = []
+    counts = {"cubin": 0, "ptx": 0}
+    for e in fatbin.entries:
+        if e.kind not in counts:
+            continue
+        counts[e.kind] += 1
+        n = counts[e.kind]
+        label, ext = ("ELF", "cubin") if e.kind == "cubin" else ("PTX", "ptx")
+        base = f"{_stem(e.identifier)}." if e.identifier else f"{stem}.{n}."
+        lines.append(f"{label} file {n:4d}: {base}{e.arch}.{ext}")
+    return lines
+
+
+def _stem(name: str) -> str:
+    base = name.rsplit("/", 1)[-1]
+    return base[:base.rfind(".")] if "." in base else base
+
+
+def listing_text(blocks: list[tuple[str, list[str]]]) -> str:
+    """cuobjdump's lines; with several libraries, each block under a `# library` line."""
+    if len(blocks) == 1:
+        return "".join(line + "\n" for line in blocks[0][1])
+    out = []
+    for i, (name, lines) in enumerate(blocks):
+        out.append(("\n" if i else "") + f"# {name}\n")
+        out.extend(line + "\n" for line in lines)
+    return "".join(out)

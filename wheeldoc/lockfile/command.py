@@ -1,0 +1,38 @@
+"""One lockfile in `wheeldoc check`: read it (or resolve a requirements input with `--resolve`),
+derive its facts for the target and run the WD1xx rules."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from wheeldoc.core.engine import Context, run_family
+from wheeldoc.core.model import Finding, Report
+from wheeldoc.core.settings import Settings
+
+
+def is_requirements_input(path: Path) -> bool:
+    return path.suffix == ".in" or path.name == "pyproject.toml"
+
+
+def index_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
+    out = [("--index-url", args.index_url)] if args.index_url else []
+    out += [("--extra-index-url", u) for u in args.extra_index_url]
+    out += [("--find-links", u) for u in args.find_links]
+    return tuple(out)
+
+
+def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.Namespace,
+                   report: Report) -> list[Finding]:
+    from wheeldoc.lockfile.facts import LockFacts
+    from wheeldoc.lockfile.source import load_lockfile
+
+    if args.resolve and is_requirements_input(path):
+        from wheeldoc.lockfile.resolve import resolve
+
+        lock = resolve(path, args, settings.target)
+        report.extra.setdefault("resolved", []).append({"input": str(path), "command": lock.tool_command})
+    else:
+        lock = load_lockfile(path)
+    facts = LockFacts(lock, settings.target, index_options(args))
+    return run_family("WD1", facts, ctx)

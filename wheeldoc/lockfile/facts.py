@@ -1,0 +1,190 @@
+"""Facts about one resolved lockfile for one target: which torch build each entry is, which CUDA
+major each CUDA library belongs to, whether the project evidently wants CUDA, who pins torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from wheeldoc.data.torch import torch_table
+from wheeldoc.lockfile.source import LockedPackage, Lockfile
+from wheeldoc.core.target import DEFAULT_PLATFORM, Target, marker_environment
+from wheeldoc.core.torchbuild import (Build, classify_index, classify_local, is_cuda_library,
+                                 library_cuda_major)
+
+TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+
+
+@dataclass
+class LockFacts:
+    lock: Lockfile
+    target: Target
+    index_options: tuple[tuple[str, str], ...] = ()  # ("--index-url", URL), … given on the command line
+    _env: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._env = marker_environment(self.platform, self.target.python)
+
+    @property
+    def extra_sources(self) -> tuple[str, ...]:
+        return tuple(v for _, v in self.index_options)
+
+    @property
+    def platform(self) -> str:
+        return self.target.platform or DEFAULT_PLATFORM
+
+    @property
+    def platform_assumed(self) -> bool:
+        return self.target.platform is None
+
+    # -- which entries apply to the target ----------------------------------------------------
+    def applies(self, marker: str | None) -> bool:
+        if not marker:
+            return True
+        from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
+
+        try:
+            return Marker(marker).evaluate(self._env)
+        except (InvalidMarker, UndefinedEnvironmentName, ValueError):
+            return True
+
+    @cached_property
+    def packages(self) -> tuple[LockedPackage, ...]:
+        return tuple(p for p in self.lock.packages if self.applies(p.markers))
+
+    def get(self, name: str) -> tuple[LockedPackage, ...]:
+        return tuple(p for p in self.lock.get(name) if self.applies(p.markers))
+
+    # -- builds ---------------------------------------------------------------------------------
+    def build(self, pkg: LockedPackage) -> Build:
+        """The variant of a torch-family package as locked, for the target platform."""
+        if b := classify_local(pkg.local):
+            return b
+        if b := classify_index(pkg.index):
+            return b
+        if pkg.local:  # a local tag that names no torch variant
+            return Build("unknown", None, f"local version tag +{pkg.local}")
+        cuda_deps = [d for d in pkg.dependencies if is_cuda_library(d.name) and self.applies(d.marker)]
+        if getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock"):
+            if cuda_deps:
+                major = self._deps_major(cuda_deps)
+                return Build("cuda", (major, -1) if major else None,
+                             f"PyPI build; its dependencies for {self.platform} include "
+                             f"{', '.join(sorted({d.name for d in cuda_deps})[:3])}")
+            if pkg.name == "torch":
+                return Build("cpu", None, f"PyPI build with no CUDA runtime dependency for {self.platform}")
+        # The lock records no dependency edges (requirements files, exported pylocks): the CUDA
+        # libraries it lists for this platform stand for torch's own dependencies.
+        if self.cuda_libraries:
+            libs = sorted({p.name for p, _ in self.cuda_libraries})
+            return Build("cuda", self._lock_major(), f"PyPI build; the lock carries {', '.join(libs[:3])} "
+                                                     f"for {self.platform}")
+        if self.platform == "linux-x86_64":
+            return Build("cuda", None, "PyPI build without a local tag: CUDA on Linux x86_64")
+        if pkg.name == "torch":
+            return Build("cpu", None, f"PyPI build with no CUDA runtime locked for {self.platform}")
+        return Build("unknown", None, "PyPI build without a local tag")
+
+    def _deps_major(self, deps) -> int | None:
+        majors = set()
+        for d in deps:
+            locked = self.get(d.name)
+            version = d.version or (locked[0].version if locked else "")
+            m = library_cuda_major(d.name, version)
+            if m:
+                majors.add(m)
+        return majors.pop() if len(majors) == 1 else None
+
+    def _lock_major(self) -> tuple[int, int] | None:
+        majors = {m for _, m in self.cuda_libraries}
+        return (majors.pop(), -1) if len(majors) == 1 else None
+
+    @cached_property
+    def cuda_libraries(self) -> tuple[tuple[LockedPackage, int], ...]:
+        out = []
+        for p in self.packages:
+            m = library_cuda_major(p.name, p.version)
+            if m is not None:
+                out.append((p, m))
+        return tuple(out)
+
+    def torch_family(self) -> list[tuple[LockedPackage, Build]]:
+        return [(p, self.build(p)) for n in TORCH_FAMILY for p in self.get(n)]
+
+    # -- does the project want CUDA? -------------------------------------------------------------
+    @cached_property
+    def cuda_intent(self) -> tuple[str, ...]:
+        reasons = []
+        if self.target.gpu is not None:
+            reasons.append(f"the target GPU is {self.target.gpu.name} ({self.target.gpu.arch})")
+        for p, b in self.torch_family():
+            if p.name != "torch" and b.kind == "cuda":
+                reasons.append(f"{p.name} {p.version} is a {b.label} build ({b.reason})")
+        libs = sorted({p.name for p, _ in self.cuda_libraries})
+        if libs:
+            more = f" and {len(libs) - 4} more" if len(libs) > 4 else ""
+            reasons.append(f"CUDA libraries are locked: {', '.join(libs[:4])}{more}")
+        gpu = sorted(p.name for p in self.packages if p.name in torch_table().gpu_packages
+                     or p.name.startswith(("cupy-cuda", "jax-cuda")))
+        if gpu:
+            reasons.append(f"GPU packages are locked: {', '.join(gpu[:5])}")
+        for url in self.cuda_indexes()[:1]:
+            reasons.append(f"a CUDA index is configured: {url}")
+        return tuple(reasons)
+
+    def cuda_indexes(self) -> tuple[str, ...]:
+        """CUDA torch indexes (`…/whl/cu130`) the lock names, in order."""
+        urls = (*self.lock.index_urls, *self.lock.extra_index_urls, *self.lock.indexes_seen)
+        return tuple(dict.fromkeys(u for u in urls if (b := classify_index(u)) and b.kind == "cuda"))
+
+    # -- who pulled a package in, and do they pin it ---------------------------------------------
+    def pin_of(self, parent: str, child: str) -> str | None:
+        """The specifier `parent` puts on `child`, from the lock or from the parent's wheel METADATA
+        when the lock points at local wheels; '' if it declares no constraint; None if unknown."""
+        for p in self.lock.get(parent):
+            for d in p.requires_dist:
+                if d.name == child:
+                    return d.specifier or ""
+            meta = self._local_metadata(p)
+            if meta is not None:
+                for req in meta:
+                    if req.name == child:
+                        return str(req.specifier)
+                return ""
+        return None
+
+    def _local_metadata(self, pkg: LockedPackage):
+        from packaging.requirements import InvalidRequirement, Requirement
+
+        from wheeldoc.binary.wheelmeta import requires_dist
+
+        for whl in self.local_wheels(pkg.name, pkg.version):
+            out = []
+            for line in requires_dist(whl):
+                try:
+                    out.append(Requirement(line))
+                except InvalidRequirement:
+                    continue
+            return out
+        return None
+
+    def local_wheels(self, name: str, version: str) -> list[Path]:
+        """Wheels of `name==version` in the local find-links folders and `file://` simple indexes
+        that the lock or the command line name (read only: nothing is installed or unpacked)."""
+        from wheeldoc.binary.localindex import find_local_wheels
+
+        return find_local_wheels(self.local_sources(), name, version)
+
+    def local_sources(self) -> list[Path]:
+        base = Path(self.lock.path).parent
+        out = []
+        for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls,
+                    *self.extra_sources):
+            path = src[7:] if src.startswith("file://") else src
+            if "://" in path:
+                continue
+            p = Path(path) if Path(path).is_absolute() else base / path
+            if p.is_dir():
+                out.append(p)
+        return out
