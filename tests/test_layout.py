@@ -154,3 +154,11 @@ def test_tests_mirror_the_package():
     tests = Path(__file__).resolve().parent
     for sub in sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()):
         assert (tests / sub).is_dir(), f"tests/{sub}/ is missing: tests mirror wheeldoc/{sub}/"
+
+
+if __name__ == "__main__":  # `uv run python tests/test_layout.py` prints the folder graph
+    graph: dict[str, set[str]] = {}
+    for m, ts in import_edges().items():
+        graph.setdefault(folder(m), set()).update(folder(t) for t in ts if folder(t) != folder(m))
+    for name in sorted(graph):
+        print(f"{name:<18} -> {', '.join(sorted(graph[name]))}")
