@@ -19,6 +19,17 @@ class TorchSeries:
     torchaudio: str | None
     triton: str | None
     cuda: tuple[str, ...]  # "cu128", "cu130", …
+    pypi_cuda: tuple[tuple[str, int | None], ...] = ()
+    """Per platform ("linux-x86_64"), the CUDA major of the CUDA packages PyPI's wheel of this
+    series requires (None: it requires none, a CPU-only build); platforms not listed are unknown."""
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def pypi_cuda_major(self, platform: str) -> tuple[bool, int | None]:
+        """(known, major) for PyPI's wheel of this series on `platform`."""
+        for p, m in self.pypi_cuda:
+            if p == platform:
+                return True, m
+        return False, None
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,18 @@ def validate(raw: dict) -> TorchTable:
             v = row.get(comp)
             if v is not None and not _SERIES.match(v):
                 raise TableError(f"torch.json: series {key}: bad {comp} series {v!r}")
-        series[key] = TorchSeries(key, row.get("torchvision"), row.get("torchaudio"), row.get("triton"), cuda)
+        sources = row.get("sources", {})
+        for comp in ("torchvision", "torchaudio"):
+            if row.get(comp) is not None and comp not in sources:
+                raise TableError(f"torch.json: series {key}: {comp} {row[comp]} has no source wheel")
+        pypi = row.get("pypi_cuda", {})
+        for plat, major in pypi.items():
+            if f"torch {plat}" not in sources:
+                raise TableError(f"torch.json: series {key}: pypi_cuda for {plat} has no source wheel")
+            if major is not None and not isinstance(major, int):
+                raise TableError(f"torch.json: series {key}: bad CUDA major {major!r}")
+        series[key] = TorchSeries(key, row.get("torchvision"), row.get("torchaudio"), row.get("triton"), cuda,
+                                  tuple(sorted(pypi.items())), tuple(sorted(sources.items())))
     if "{variant}" not in raw.get("index", ""):
         raise TableError("torch.json: index must contain {variant}")
     first = {k: v for k, v in raw["cuda_packages_first_cu13"].items() if not k.startswith("_")}
