@@ -34,5 +34,39 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
         report.extra.setdefault("resolved", []).append({"input": str(path), "command": lock.tool_command})
     else:
         lock = load_lockfile(path)
-    facts = LockFacts(lock, settings.target, index_options(args))
-    return run_family("WD1", facts, ctx)
+    options = index_options(args)
+    if lock.format != "uv.lock":
+        return run_family("WD1", LockFacts(lock, settings.target, options), ctx)
+    from wheeldoc.core.target import marker_environment
+    from wheeldoc.lockfile.environments import environments
+
+    base = LockFacts(lock, settings.target, options)
+    envs = environments(lock, marker_environment(base.platform, settings.target.python))
+    report.extra.setdefault("environments", []).append(
+        {"input": str(path), "platform": base.platform, "environments": [
+            {"name": e.name, "extras": list(e.chosen_extras),
+             "groups": sorted(c.name for c in e.choices if c.kind == "group"), "packages": len(e.packages)}
+            for e in envs]})
+    return name_environments([(e.name, run_family("WD1", LockFacts(lock, settings.target, options, e), ctx))
+                              for e in envs], single=len(envs) == 1)
+
+
+def name_environments(per_env: list[tuple[str, list[Finding]]], *, single: bool) -> list[Finding]:
+    """One finding per distinct fact, naming every environment (extra, group) it holds in."""
+    import dataclasses
+
+    merged: dict[tuple, tuple[Finding, list[str]]] = {}
+    for name, findings in per_env:
+        for f in findings:
+            key = (f.rule, f.severity, f.location, f.message)
+            if key in merged:
+                merged[key][1].append(name)
+            else:
+                merged[key] = (f, [name])
+    out = []
+    for f, names in merged.values():
+        data = dict(f.data or {})
+        data["environments"] = names
+        where = "" if single else f" [environment{'s' if len(names) > 1 else ''}: {'; '.join(names)}]"
+        out.append(dataclasses.replace(f, message=f.message + where, data=data))
+    return out

@@ -6,14 +6,20 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from wheeldoc.data.torch import torch_table
+from wheeldoc.data.torch import series_of, torch_table
 from wheeldoc.lockfile.source import LockedPackage, Lockfile
+
+if TYPE_CHECKING:
+    from wheeldoc.lockfile.environments import Environment
 from wheeldoc.core.target import DEFAULT_PLATFORM, Target, marker_environment
 from wheeldoc.core.torchbuild import (Build, classify_index, classify_local, is_cuda_library,
                                  library_cuda_major)
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
+# Python bindings to the driver API: they carry no CUDA runtime of their own.
+_BINDINGS = frozenset({"cuda-bindings", "cuda-python", "cuda-pathfinder", "cuda-core"})
 
 
 @dataclass
@@ -21,10 +27,24 @@ class LockFacts:
     lock: Lockfile
     target: Target
     index_options: tuple[tuple[str, str], ...] = ()  # ("--index-url", URL), … given on the command line
+    environment: Environment | None = None
+    """The environment judged (uv.lock: one resolved per extras/groups choice); None: the whole
+    lock filtered by markers (requirements files, pylock)."""
     _env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._env = marker_environment(self.platform, self.target.python)
+        if self.environment is not None:
+            from wheeldoc.lockfile.environments import marker_evaluator
+
+            active = {c.marker_value for c in self.environment.choices} | {c.name for c in self.environment.choices}
+            self._evaluate = marker_evaluator(self._env, active)
+        else:
+            self._evaluate = None
+
+    @property
+    def environment_name(self) -> str | None:
+        return self.environment.name if self.environment is not None else None
 
     @property
     def extra_sources(self) -> tuple[str, ...]:
@@ -42,6 +62,8 @@ class LockFacts:
     def applies(self, marker: str | None) -> bool:
         if not marker:
             return True
+        if self._evaluate is not None:
+            return self._evaluate(marker)
         from packaging.markers import InvalidMarker, Marker, UndefinedEnvironmentName
 
         try:
@@ -51,39 +73,67 @@ class LockFacts:
 
     @cached_property
     def packages(self) -> tuple[LockedPackage, ...]:
+        if self.environment is not None:
+            return self.environment.packages
         return tuple(p for p in self.lock.packages if self.applies(p.markers))
 
+    @cached_property
+    def _by_name(self) -> dict[str, tuple[LockedPackage, ...]]:
+        out: dict[str, list[LockedPackage]] = {}
+        for p in self.packages:
+            out.setdefault(p.name, []).append(p)
+        return {k: tuple(v) for k, v in out.items()}
+
     def get(self, name: str) -> tuple[LockedPackage, ...]:
-        return tuple(p for p in self.lock.get(name) if self.applies(p.markers))
+        from wheeldoc.lockfile.source import canonical_name
+
+        return self._by_name.get(canonical_name(name), ())
 
     # -- builds ---------------------------------------------------------------------------------
     def build(self, pkg: LockedPackage) -> Build:
-        """The variant of a torch-family package as locked, for the target platform."""
+        """The variant of a torch-family package as locked, for the target platform, from the
+        evidence that decides it: its local tag, its index, its own dependencies, and for
+        PyPI's torch the CUDA packages its published METADATA requires on this platform
+        (`torch.json`). Anything else is "unknown"; nothing is inferred from unrelated packages."""
         if b := classify_local(pkg.local):
             return b
         if b := classify_index(pkg.index):
             return b
         if pkg.local:  # a local tag that names no torch variant
             return Build("unknown", None, f"local version tag +{pkg.local}")
-        cuda_deps = [d for d in pkg.dependencies if is_cuda_library(d.name) and self.applies(d.marker)]
-        if getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock"):
-            if cuda_deps:
-                major = self._deps_major(cuda_deps)
-                return Build("cuda", (major, -1) if major else None,
-                             f"PyPI build; its dependencies for {self.platform} include "
-                             f"{', '.join(sorted({d.name for d in cuda_deps})[:3])}")
-            if pkg.name == "torch":
-                return Build("cpu", None, f"PyPI build with no CUDA runtime dependency for {self.platform}")
-        # The lock records no dependency edges (requirements files, exported pylocks): the CUDA
-        # libraries it lists for this platform stand for torch's own dependencies.
-        if self.cuda_libraries:
-            libs = sorted({p.name for p, _ in self.cuda_libraries})
-            return Build("cuda", self._lock_major(), f"PyPI build; the lock carries {', '.join(libs[:3])} "
-                                                     f"for {self.platform}")
-        if self.platform == "linux-x86_64":
-            return Build("cuda", None, "PyPI build without a local tag: CUDA on Linux x86_64")
+        if self.platform.startswith("macos"):
+            return Build("cpu", None, "PyPI build for macOS (no CUDA build of torch exists for macOS)")
+        cuda_deps = [d for d in pkg.dependencies if is_cuda_library(d.name) and d.name not in _BINDINGS
+                     and self.applies(d.marker)]
+        graph = getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock")
+        if graph and cuda_deps:
+            major = self._deps_major(cuda_deps)
+            return Build("cuda", (major, -1) if major else None,
+                         f"PyPI build; its dependencies for {self.platform} include "
+                         f"{', '.join(sorted({d.name for d in cuda_deps})[:3])}")
         if pkg.name == "torch":
-            return Build("cpu", None, f"PyPI build with no CUDA runtime locked for {self.platform}")
+            row = torch_table().series.get(series_of(pkg.version) or "")
+            known, major = row.pypi_cuda_major(self.platform) if row else (False, None)
+            if known and major is not None:
+                return Build("cuda", (major, -1), f"PyPI's torch {row.series} for {self.platform} requires CUDA "
+                                                  f"{major} packages (its published METADATA)")
+            if known:
+                return Build("cpu", None, f"PyPI's torch {row.series} for {self.platform} requires no CUDA "
+                                          "package (its published METADATA): a CPU-only build")
+            if graph and self.lock.format == "uv.lock":
+                return Build("cpu", None, f"PyPI build with no CUDA runtime dependency for {self.platform}")
+        if pkg.name != "torch":
+            # No local tag and no PyTorch variant index: PyPI's wheel, built against PyPI's torch
+            # of its series (the series its Requires-Dist names, torch.json).
+            table = torch_table().series
+            comp = series_of(pkg.version)
+            row = next((r for r in table.values() if getattr(r, pkg.name, None) == comp), None)
+            known, major = row.pypi_cuda_major(self.platform) if row else (False, None)
+            if known:
+                made = f"PyPI's {pkg.name} {comp} is built against PyPI's torch {row.series}, which on {self.platform} "
+                if major is None:
+                    return Build("cpu", None, made + "requires no CUDA package (a CPU-only build)")
+                return Build("cuda", (major, -1), made + f"requires CUDA {major} packages")
         return Build("unknown", None, "PyPI build without a local tag")
 
     def _deps_major(self, deps) -> int | None:
@@ -104,6 +154,8 @@ class LockFacts:
     def cuda_libraries(self) -> tuple[tuple[LockedPackage, int], ...]:
         out = []
         for p in self.packages:
+            if p.name in _BINDINGS:
+                continue
             m = library_cuda_major(p.name, p.version)
             if m is not None:
                 out.append((p, m))
@@ -115,9 +167,17 @@ class LockFacts:
     # -- does the project want CUDA? -------------------------------------------------------------
     @cached_property
     def cuda_intent(self) -> tuple[str, ...]:
+        """Why the project wants CUDA: the target GPU, and what the lock itself says."""
         reasons = []
         if self.target.gpu is not None:
             reasons.append(f"the target GPU is {self.target.gpu.name} ({self.target.gpu.arch})")
+        return (*reasons, *self.lock_cuda_intent)
+
+    @cached_property
+    def lock_cuda_intent(self) -> tuple[str, ...]:
+        """What in the lock (in this environment) asks for CUDA; a GPU on the target alone does
+        not mean a project wants CUDA torch."""
+        reasons = []
         for p, b in self.torch_family():
             if p.name != "torch" and b.kind == "cuda":
                 reasons.append(f"{p.name} {p.version} is a {b.label} build ({b.reason})")
@@ -135,8 +195,40 @@ class LockFacts:
 
     def cuda_indexes(self) -> tuple[str, ...]:
         """CUDA torch indexes (`…/whl/cu130`) the lock names, in order."""
-        urls = (*self.lock.index_urls, *self.lock.extra_index_urls, *self.lock.indexes_seen)
+        seen = (tuple(dict.fromkeys(p.index for p in self.packages if p.index)) if self.environment is not None
+                else self.lock.indexes_seen)
+        urls = (*self.lock.index_urls, *self.lock.extra_index_urls, *seen)
         return tuple(dict.fromkeys(u for u in urls if (b := classify_index(u)) and b.kind == "cuda"))
+
+    def deliberate_cpu(self, pkg: LockedPackage) -> str | None:
+        """Why a CPU build is the project's own choice, or None: an extra chosen for this
+        environment maps the package to a CPU index or a `+cpu` version (`[tool.uv.sources]`
+        lowered into the lock), or the requirements file was compiled for CPU."""
+        if self.environment is not None:
+            from wheeldoc.lockfile.environments import workspace_members
+
+            chosen = {c.name for c in self.environment.choices if c.kind == "extra"}
+            for m in workspace_members(self.lock):
+                for d in m.requires_dist:
+                    if d.name != pkg.name or not d.marker:
+                        continue
+                    cpu = "+cpu" in (d.specifier or "") or (
+                        (b := classify_index((d.source or "").removeprefix("index:"))) is not None and b.kind == "cpu")
+                    if not cpu:
+                        continue
+                    for extra in chosen:
+                        if f"extra == '{extra}'" in d.marker or f'extra == "{extra}"' in d.marker:
+                            return f"the project offers it as its extra `{extra}` ({d.name}{d.specifier or ''} from " \
+                                   f"{(d.source or 'a CPU index').removeprefix('index:')})"
+            return None
+        cmd = self.lock.tool_command or ""
+        if "--torch-backend cpu" in cmd or "--torch-backend=cpu" in cmd:
+            return f"the file was compiled for CPU: {cmd[:120]}"
+        for url in self.lock.index_urls[:1]:
+            b = classify_index(url)
+            if b is not None and b.kind == "cpu":
+                return f"the file's primary index is the CPU index {url}"
+        return None
 
     # -- who pulled a package in, and do they pin it ---------------------------------------------
     def pin_of(self, parent: str, child: str) -> str | None:

@@ -174,6 +174,8 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     `[tool.uv.sources]` entry for the PyTorch CUDA index; with pip, a constraints file and
     `--extra-index-url https://download.pytorch.org/whl/cu130`.
     """
+    if facts.platform.startswith("macos"):
+        return  # no CUDA build of torch exists for macOS: a CPU torch there is no downgrade
     intent = facts.cuda_intent
     if not intent:
         return
@@ -182,6 +184,18 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
         return
     fix, plan = _fix(facts, [p for p, _ in bad])
     for pkg, build in bad:
+        chosen = facts.deliberate_cpu(pkg)
+        if chosen or not facts.lock_cuda_intent:
+            why = chosen or ("nothing in the lock asks for CUDA (no CUDA library, GPU package or CUDA index); "
+                             "only the target has a GPU")
+            yield Finding(
+                rule="WD101", title="torch resolved to a CPU-only build", severity=Severity.INFO,
+                location=_loc(facts, pkg),
+                message=f"{pkg.name} {pkg.version} is a CPU-only build ({build.reason}): {why}.",
+                evidence=(*[f"CUDA wanted: {r}" for r in intent], *_platform_note(facts)),
+                data=_data(facts, pkg, build=build.kind, deliberate=bool(chosen), cuda_intent=list(intent)),
+            )
+            continue
         via = ", ".join(pkg.pulled_in_by) or "a direct requirement"
         pins = []
         for parent in pkg.pulled_in_by:

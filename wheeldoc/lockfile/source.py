@@ -141,6 +141,11 @@ class Lockfile:
     always for uv.lock; for requirements files when they carry `# via` annotations; for
     pylock only when its packages list `dependencies` (neither `uv export` nor `pip lock`
     writes them). When False, an empty `dependencies` means "not recorded", not "none"."""
+    members: tuple[str, ...] = ()
+    """uv.lock: the workspace members (`[manifest] members`), canonical names; empty when the
+    lock names none (a single project: its root is the `editable`/`virtual` entry at `.`)."""
+    conflicts: tuple[tuple[tuple[str, str, str], ...], ...] = ()
+    """uv.lock `conflicts`: each a set of (package, "extra" | "group", name) never installed together."""
     warnings: tuple[Option, ...] = ()
     """Problems that did not stop reading (e.g. `pylock-validation`: a spec violation
     reported by `packaging.pylock`), each with its line where known."""

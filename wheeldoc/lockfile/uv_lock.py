@@ -235,15 +235,34 @@ def parse_uv_lock(path: str, text: str) -> Lockfile:
             options.append(Option(f"options.{key}", str(value), _line_in_table(text, "options", key)))
     options += _manifest_options(text, doc.get("manifest"))
 
+    manifest = doc.get("manifest")
+    members = manifest.get("members") if isinstance(manifest, dict) else None
     return Lockfile(
         path=path,
         format="uv.lock",
+        members=tuple(canonical_name(m) for m in members if isinstance(m, str)) if isinstance(members, list) else (),
+        conflicts=_conflicts(doc.get("conflicts")),
         packages=tuple(packages),
         graph=True,
         tool="uv lock",
         requires_python=doc.get("requires-python") if isinstance(doc.get("requires-python"), str) else None,
         options=tuple(options),
     )
+
+
+def _conflicts(raw: Any) -> tuple[tuple[tuple[str, str, str], ...], ...]:
+    out = []
+    for group in raw if isinstance(raw, list) else ():
+        items = []
+        for item in group if isinstance(group, list) else ():
+            if not isinstance(item, dict) or not isinstance(item.get("package"), str):
+                continue
+            for kind in ("extra", "group"):
+                if isinstance(item.get(kind), str):
+                    items.append((canonical_name(item["package"]), kind, canonical_name(item[kind])))
+        if len(items) > 1:
+            out.append(tuple(items))
+    return tuple(out)
 
 
 def _line_in_table(text: str, table: str, key: str) -> int | None:
