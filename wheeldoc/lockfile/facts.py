@@ -212,8 +212,12 @@ class LockFacts:
                 for d in m.requires_dist:
                     if d.name != pkg.name or not d.marker:
                         continue
+                    src = (d.source or "").removeprefix("index:")
                     cpu = "+cpu" in (d.specifier or "") or (
-                        (b := classify_index((d.source or "").removeprefix("index:"))) is not None and b.kind == "cpu")
+                        (b := classify_index(src)) is not None and b.kind == "cpu") or (
+                        # the extra maps the package to its own index, and what the lock took from it is CPU
+                        bool(src) and pkg.index is not None and src.removeprefix("file://") == pkg.index.removeprefix(
+                            "file://"))
                     if not cpu:
                         continue
                     for extra in chosen:
