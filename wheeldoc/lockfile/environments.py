@@ -17,6 +17,7 @@ the marker tree is walked here, each distinct marker string parsed once.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Callable, Iterable
@@ -59,21 +60,120 @@ class Environment:
 
 # -- markers ------------------------------------------------------------------------------------
 
+# A PEP 508 marker is parsed here into ("and" | "or", [items]) / (var, op, value, var_on_left)
+# trees by a small recursive-descent parser: importing packaging.markers costs more than checking
+# a 1,000-package lock. Anything it does not read falls back to packaging's parser.
+_TOKEN = re.compile(r"""\s*(?:(?P<str>'[^']*'|"[^"]*")|(?P<op>===|==|!=|<=|>=|~=|<|>|not\s+in\b|in\b)"""
+                    r"""|(?P<kw>and\b|or\b)|(?P<var>[a-z_]+)|(?P<p>[()]))""")
 _parsed: dict[str, object] = {}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _tokens(marker: str) -> list[tuple[str, str]]:
+    out, pos = [], 0
+    while pos < len(marker):
+        m = _TOKEN.match(marker, pos)
+        if not m or m.end() == pos:
+            if marker[pos:].strip() == "":
+                break
+            raise _Unsupported(marker)
+        kind = m.lastgroup
+        val = m.group(kind)
+        out.append((kind, " ".join(val.split()) if kind == "op" else val))
+        pos = m.end()
+    return out
+
+
+def _parse_own(marker: str):
+    toks = _tokens(marker)
+    i = 0
+
+    def atom():
+        nonlocal i
+        if i < len(toks) and toks[i] == ("p", "("):
+            i += 1
+            node = expr()
+            if i >= len(toks) or toks[i] != ("p", ")"):
+                raise _Unsupported(marker)
+            i += 1
+            return node
+        if i + 3 > len(toks):
+            raise _Unsupported(marker)
+        (k1, v1), (k2, v2), (k3, v3) = toks[i:i + 3]
+        if k2 != "op" or {k1, k3} != {"var", "str"}:
+            raise _Unsupported(marker)
+        i += 3
+        if k1 == "var":
+            return ("cmp", v1, v2, v3[1:-1], True)
+        return ("cmp", v3, v2, v1[1:-1], False)
+
+    def conj():
+        nonlocal i
+        items = [atom()]
+        while i < len(toks) and toks[i] == ("kw", "and"):
+            i += 1
+            items.append(atom())
+        return items[0] if len(items) == 1 else ("and", items)
+
+    def expr():
+        nonlocal i
+        items = [conj()]
+        while i < len(toks) and toks[i] == ("kw", "or"):
+            i += 1
+            items.append(conj())
+        return items[0] if len(items) == 1 else ("or", items)
+
+    node = expr()
+    if i != len(toks):
+        raise _Unsupported(marker)
+    return node
 
 
 def _parse(marker: str):
     got = _parsed.get(marker)
     if got is None:
-        from packaging.markers import InvalidMarker, Marker
-
         try:
-            got = Marker(marker)._markers
-        except InvalidMarker:
-            got = False  # unparseable: treated as true (never hide a package)
+            got = _parse_own(marker)
+        except (_Unsupported, ValueError):
+            from packaging.markers import InvalidMarker, Marker
+
+            try:
+                m = Marker(marker)
+                got = ("packaging", m)
+            except InvalidMarker:
+                got = False  # unparseable: treated as true (never hide a package)
         if len(_parsed) < 200_000:
             _parsed[marker] = got
     return got
+
+
+def _vtuple(v: str) -> tuple[int, ...] | None:
+    parts = v.split(".")
+    if not all(p.isdigit() for p in parts):
+        return None
+    return tuple(int(p) for p in parts)
+
+
+def _version_cmp(lhs: str, op: str, rhs: str) -> bool | None:
+    """Release-only version comparison (what uv writes: '3.12', '3.12.*'); None: not handled."""
+    a = _vtuple(lhs)
+    if a is None:
+        return None
+    if rhs.endswith(".*") and op in ("==", "!="):
+        b = _vtuple(rhs[:-2])
+        if b is None:
+            return None
+        hit = a[:len(b)] == b
+        return hit if op == "==" else not hit
+    b = _vtuple(rhs)
+    if b is None or op not in ("==", "!=", "<", "<=", ">", ">="):
+        return None
+    n = max(len(a), len(b))
+    a, b = a + (0,) * (n - len(a)), b + (0,) * (n - len(b))
+    return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
 
 
 def _compare(lhs: str, op: str, rhs: str, var: str | None) -> bool:
@@ -82,6 +182,9 @@ def _compare(lhs: str, op: str, rhs: str, var: str | None) -> bool:
     if op == "not in":
         return lhs not in rhs
     if var in _VERSION_VARS:
+        got = _version_cmp(lhs, op, rhs)
+        if got is not None:
+            return got
         from packaging.specifiers import InvalidSpecifier, Specifier
 
         try:
@@ -97,7 +200,22 @@ def _compare(lhs: str, op: str, rhs: str, var: str | None) -> bool:
     return True
 
 
+def _eval_own(node, env: dict, active: frozenset[str]) -> bool:
+    kind = node[0]
+    if kind == "and":
+        return all(_eval_own(n, env, active) for n in node[1])
+    if kind == "or":
+        return any(_eval_own(n, env, active) for n in node[1])
+    _, var, op, value, var_left = node
+    if var in ("extra", "group"):
+        hit = value in active
+        return hit if op in ("==", "in") else not hit
+    have = str(env.get(var, ""))
+    return _compare(have, op, value, var) if var_left else _compare(value, op, have, var)
+
+
 def _eval_tree(tree, env: dict, active: frozenset[str]) -> bool:
+    """packaging's marker tree (the fallback), with the same extra/group handling."""
     groups: list[list[bool]] = [[]]
     for item in tree:
         if isinstance(item, list):
@@ -133,7 +251,12 @@ def marker_evaluator(env: dict, active: Iterable[str] = ()) -> Callable[[str | N
         got = cache.get(marker)
         if got is None:
             tree = _parse(marker)
-            got = True if tree is False else _eval_tree(tree, env, act)
+            if tree is False:
+                got = True
+            elif tree[0] == "packaging":
+                got = _eval_tree(tree[1]._markers, env, act)
+            else:
+                got = _eval_own(tree, env, act)
             cache[marker] = got
         return got
 
