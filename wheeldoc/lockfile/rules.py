@@ -297,8 +297,10 @@ def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
     Checks torchvision, torchaudio and triton against the torch release they were made for, from
-    wheeldoc's correspondence table (`wheeldoc/data/torch.json`: torch 2.14 ↔ torchvision 0.29 ↔
-    torchaudio 2.14 ↔ triton 3.8). Patch releases within a series are compatible.
+    wheeldoc's correspondence table (`wheeldoc/data/torch.json`, read from the published wheels'
+    Requires-Dist: torch 2.13 ↔ torchvision 0.28 ↔ triton 3.7; torch 2.11 ↔ torchaudio 2.11).
+    Where no published companion release names a torch series, nothing is judged. Patch
+    releases within a series are compatible.
 
     ## Why is this bad?
     torchvision and torchaudio ship C++ extensions compiled against one torch release; with
