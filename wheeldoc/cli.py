@@ -8,15 +8,27 @@ from typing import Callable, Sequence
 
 from wheeldoc import __version__
 from wheeldoc.core.errors import InputError
+from wheeldoc.core.terminal import stderr_line
 
 EXIT_USAGE = 2
-FORMATS = ("text", "json", "sarif")
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")  # docs/output.md describes each
+FORMATS = ("text", *OUTPUT_FORMATS)  # --format, the old spelling: text = full
 FAIL_ON = ("error", "warning", "info", "never")
 
 
 def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
     g = p.add_argument_group("output")
-    g.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
+    g.add_argument("--output-format", dest="format", choices=OUTPUT_FORMATS, default=None,
+                   help="full (default), concise (one line per finding), json, sarif, github "
+                        "(workflow annotations); docs/output.md")
+    g.add_argument("--format", dest="format", choices=FORMATS, default=None,
+                   help="the older name of --output-format (text = full)")
+    g.add_argument("--statistics", action="store_true", default=None,
+                   help="count findings per rule instead of listing them (full, concise, json)")
+    g.add_argument("-q", "--quiet", action="store_true", default=None,
+                   help="print only the findings: no tables, no summary, nothing on success")
+    g.add_argument("--exit-zero", action="store_true", default=None,
+                   help="exit 0 even when findings reach --fail-on (input errors still exit 2)")
     g.add_argument("--fail-on", choices=FAIL_ON, default=None,
                    help="exit 1 when a finding is at or above this severity (default: warning)")
     g.add_argument("--select", action="append", default=None, metavar="CODES",
@@ -24,7 +36,9 @@ def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
     g.add_argument("--ignore", action="append", default=None, metavar="CODES",
                    help="skip these rule codes or prefixes (comma-separated, repeatable)")
     g.add_argument("-o", "--output", default=None, help="write the report to this file")
-    g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    g.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it); "
+                        "never in -o files")
     g.add_argument("--config", default=None, help="pyproject.toml to read [tool.wheeldoc] from")
     if target:
         t = p.add_argument_group("target (always explicit)")
@@ -126,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as e:
-        print(f"wheeldoc: error: {e.one_line()}", file=sys.stderr)
+        stderr_line(f"wheeldoc: error: {e.one_line()}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

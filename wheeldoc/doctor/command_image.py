@@ -190,5 +190,4 @@ def _text(report, settings, diags, info, v, root, args) -> int:
             out.add((f"── {d.facts.where}", "bold"))
             out.add()
         sections += [env_head, environment_section(d), abi_section(d), *kernel_sections(d)]
-    sections.append(findings_section(report.findings))
-    return render_text(report, settings, sections)
+    return render_text(report, settings, sections, findings_section(report.findings))

@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 from wheeldoc.doctor.diagnose import Diagnosis
 from wheeldoc.core.model import Finding, Report, Severity
+from wheeldoc.core.terminal import escape_controls
 from wheeldoc.render.text import Lines
 
 VERDICT_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "broken": "bold red", "unknown": "bold"}
@@ -214,7 +215,7 @@ def kernel_sections(d: Diagnosis) -> list[Callable[[Lines], None]]:
 
 def _verdict_section(target, loads, names: dict[str, str], rows) -> Callable[[Lines], None]:
     from wheeldoc.kernels.report import verdict_cells
-    from wheeldoc.render.table import Lazy, plain_table, rich_table
+    from wheeldoc.render.table import add_table
 
     header = ["library", "containers", "native", "jit", "fail", "verdict"]
     gpu, driver = target.gpu, target.driver
@@ -230,8 +231,7 @@ def _verdict_section(target, loads, names: dict[str, str], rows) -> Callable[[Li
 
     def section(out: Lines) -> None:
         table = [[(names[x.library.name], "bold"), *verdict_cells(x)] for x in loads]
-        plain = [[c for c, _ in r] for r in table]
-        out.add_renderable(Lazy(lambda: rich_table(title, header, table)), f"{title}\n\n{plain_table(header, plain)}")
+        add_table(out, title, header, table)
         out.add()
 
     return section
@@ -259,18 +259,11 @@ def findings_section(findings: list[Finding]) -> Callable[[Lines], None]:
     return section
 
 
-def render_text(report: Report, settings, sections) -> int:
-    """The report as text: the sections, then the summary line (the findings are a section)."""
-    from wheeldoc.render.output import deliver
-    from wheeldoc.render.text import _summary, _to_plain, _to_rich
+def render_text(report: Report, settings, sections, findings=None) -> int:
+    """The report as text: the sections, the findings (`findings_section`), the summary line."""
+    from wheeldoc.render.output import emit
 
-    out = Lines()
-    for section in sections:
-        section(out)
-    _summary(out, report)
-    use_color = sys.stdout.isatty() if settings.color is None else settings.color
-    text = _to_rich(out) if use_color and not settings.output else _to_plain(out)
-    return deliver(text, report, settings)
+    return emit(report, settings, tuple(sections), findings=findings)
 
 
 # -- progress ------------------------------------------------------------------------------------
@@ -294,7 +287,8 @@ def progress_bar(label: str) -> Iterator[Callable | None]:
         if task is None:
             task = progress.add_task(label, total=total or None, name="")
             progress.start()
-        progress.update(task, completed=done, total=total or None, name=path.rsplit("/", 1)[-1][:40])
+        progress.update(task, completed=done, total=total or None,
+                        name=escape_controls(path.rsplit("/", 1)[-1][:40], single_line=True))
 
     try:
         yield update
