@@ -22,6 +22,21 @@ def _rule_text(r: Rule) -> str:
     return head + r.doc + "\n"
 
 
+def rule_pages() -> dict[str, str]:
+    """docs/rules/: one page per rule, the text `wheeldoc rule CODE` prints (SARIF's helpUri
+    points there), and an index. Written by scripts/make_rule_docs.py; a test fails when stale."""
+    rules = all_rules()
+    pages = {f"{code}.md": _rule_text(r) for code, r in rules.items()}
+    lines = ["# wheeldoc rules", "",
+             "One page per rule, generated from the registry by `scripts/make_rule_docs.py`; each is "
+             "what `wheeldoc rule CODE` prints.", "",
+             "| code | name | severity | fix | title |", "|---|---|---|---|---|"]
+    lines += [f"| [{code}]({code}.md) | {r.name} | {r.severity.label} | {r.fix_applicability} | {r.title} |"
+              for code, r in rules.items()]
+    pages["README.md"] = "\n".join(lines) + "\n"
+    return pages
+
+
 def run(args: argparse.Namespace) -> int:
     rules = all_rules()
     if args.all or not args.code:
