@@ -11,7 +11,7 @@ from typing import Callable
 from wheeldoc.core.config import Config, load_config
 from wheeldoc.core.engine import EXIT_ERROR, Selection
 from wheeldoc.core.target import Target, TargetError, build_target
-from wheeldoc.core.terminal import stderr_line
+from wheeldoc.core.terminal import set_quiet, stderr_line
 
 
 class UsageError(Exception):
@@ -87,6 +87,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
     statistics = bool(getattr(args, "statistics", False))
     if statistics and fmt in ("sarif", "github"):
         raise UsageError(f"--statistics works with the full, concise and json formats, not {fmt}")
+    set_quiet(bool(getattr(args, "quiet", False)))
     return Settings(fmt, fail_on, selection, target, args.output, color, config, statistics,
                     bool(getattr(args, "quiet", False)), bool(getattr(args, "exit_zero", False)))
 

@@ -46,6 +46,39 @@ def stderr_line(message: str, stream: IO[str] | None = None) -> None:
     print(escape_controls(message), file=stream or sys.stderr)
 
 
+_quiet = False
+
+
+def set_quiet(quiet: bool) -> None:
+    """`--quiet`: no progress lines either."""
+    global _quiet
+    _quiet = quiet
+
+
+def progress(message: str, stream: IO[str] | None = None) -> None:
+    """A progress line for work that takes a while (a download, a resolution, a range of
+    releases), on stderr and only when stderr is a terminal: never in a pipe, a file or a CI log,
+    never with `--quiet`. Library code calls this sink; it never prints itself."""
+    stream = stream or sys.stderr
+    if _quiet:
+        return
+    try:
+        if not stream.isatty():
+            return
+    except (AttributeError, ValueError):
+        return
+    stderr_line(f"wheeldoc: {message}", stream)
+
+
+def human_size(n: int | None) -> str:
+    if n is None:
+        return "size unknown"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def _env_set(name: str) -> bool:
     return bool(os.environ.get(name, ""))
 

@@ -172,14 +172,18 @@ def machine_section(d: Diagnosis) -> Callable[[Lines], None]:
 
 def abi_section(d: Diagnosis) -> Callable[[Lines], None]:
     def section(out: Lines) -> None:
-        out.add(("Extensions linking torch (ABI: the loader model on the environment's files)", "bold"))
-        if d.abi_note and not d.abi:
-            out.add(("  " + d.abi_note, "dim"))
-        elif not d.abi:
-            out.add("  none")
-        for r in d.abi[:MAX_ABI_ROWS]:
-            style = {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")
-            out.add(f"  {r.library:<48} ", (f"{r.verdict:<10}", style), f" {r.detail}")
+        from wheeldoc.render.table import add_table
+
+        title = "Extensions linking torch (ABI: the loader model on the environment's files)"
+        if not d.abi:
+            out.add((title, "bold"))
+            out.add(("  " + d.abi_note, "dim") if d.abi_note else "  none")
+            out.add()
+            return
+        rows = [[(r.library, ""),
+                 (r.verdict, {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")),
+                 (r.detail, "")] for r in d.abi[:MAX_ABI_ROWS]]
+        add_table(out, title, ["extension", "verdict", "detail"], rows)
         if len(d.abi) > MAX_ABI_ROWS:
             out.add(f"  … and {len(d.abi) - MAX_ABI_ROWS} more (JSON has them all)")
         out.add()

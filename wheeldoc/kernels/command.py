@@ -121,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"no PTX ISA known for CUDA {driver.cuda_str}: wheeldoc's tables "
                              "stop earlier (wheeldoc/data/cuda.json)")
     report = Report("kernels", target.to_dict())
+    _announce(args.paths)
     facts = read_inputs(args.paths, Cache())
     report.inputs.extend(facts.inputs)
     report.skipped.extend(facts.skipped)
@@ -164,6 +165,20 @@ def _run(args: argparse.Namespace) -> int:
     if args.list and gpu is None and not coverage and settings.fmt == "text" and not report.findings:
         return _write_listing(facts, names, settings.output)  # the listing alone, as cuobjdump
     return emit(report, settings, tuple(sections))
+
+
+def _announce(paths: list[str], threshold: int = 64 << 20) -> None:
+    """Say what is being read when it is big enough to take a while (on a terminal only)."""
+    from wheeldoc.core.terminal import human_size, progress
+
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p) if os.path.isfile(p) else 0
+        except OSError:
+            pass
+    if total >= threshold:
+        progress(f"reading {len(paths)} input{'s' if len(paths) != 1 else ''} ({human_size(total)})")
 
 
 def _write_listing(facts, names: dict[str, str], output: str | None) -> int:

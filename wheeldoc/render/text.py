@@ -113,8 +113,10 @@ def _to_rich(out: Lines, width: int | None = None) -> str:
     from rich.text import Text
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=width or 120, highlight=False, soft_wrap=True,
-                      emoji=False, markup=False)
+    # wheeldoc decided on colour (render.output, core.terminal.use_color): rich must not decide
+    # again from TERM or NO_COLOR; eight standard colours are all the styles use.
+    console = Console(file=buf, force_terminal=True, color_system="standard", no_color=False,
+                      width=width or 120, highlight=False, soft_wrap=True, emoji=False, markup=False)
     for line in out.lines:
         text = Text()
         for segment, style in line:
