@@ -1,5 +1,5 @@
 """Terminal injection: control characters planted in a file name, a Dockerfile ENV value, a
-lockfile package name, a wheel's METADATA and a library's file name never reach stdout or
+lockfile package name, a wheel's METADATA, a library's file name, an image's tag and ENV never reach stdout or
 stderr raw in a text format (full, concise, github, full in colour, the kernels listing);
 they arrive as visible escapes (`\\x1b`). JSON and SARIF keep them exact.
 
@@ -57,7 +57,13 @@ def _planted(tmp: Path) -> dict[str, tuple[str, ...]]:
     lib = tmp / "libs" / f"lib{PAYLOAD}.so"
     lib.parent.mkdir()
     shutil.copy(ROOT / "fixtures/kernels/libconcat.so", lib)
+    from tests.imagefactory import config, layer, torch_files, write_docker_save
+
+    image = write_docker_save(
+        tmp / "image.tar", [layer(torch_files("opt/venv/lib/python3.12/site-packages", "2.13.0+cpu", None))],
+        config(env=["PATH=/usr/bin", f"CUDA_HOME=/usr/local/cuda{PAYLOAD}"]), tags=(f"app:v1{PAYLOAD}",))
     return {
+        "image tag and ENV": ("image", str(image)),
         "file name": ("check", str(named)),
         "ENV value": ("check", str(env)),
         "lockfile package name": ("check", str(lock)),
@@ -80,15 +86,15 @@ def _env(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-CASES = ["file name", "ENV value", "lockfile package name", "requirement line", "missing file",
+CASES = ["image tag and ENV", "file name", "ENV value", "lockfile package name", "requirement line", "missing file",
          "wheel METADATA", "library file name", "library listing"]
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("fmt", TEXT_FORMATS, ids=lambda f: "-".join(a.strip("-") for a in f))
 def test_no_raw_control_character_reaches_the_terminal(cli, planted, case, fmt):
-    if case == "library listing" and "full" not in fmt:
-        pytest.skip("the listing is a table, not findings: only the full report prints it")
+    if case in ("library listing", "image tag and ENV") and "full" not in fmt:
+        pytest.skip("tables and headers, not findings: only the full report prints them")
     res = cli(*planted[case], *fmt)
     assert res.code in (0, 1, 2)
     both = res.out + res.err
@@ -107,13 +113,14 @@ def _strings(doc) -> list[str]:
     return [doc] if isinstance(doc, str) else []
 
 
-@pytest.mark.parametrize("case", ["file name", "ENV value", "lockfile package name", "wheel METADATA"])
+@pytest.mark.parametrize("case", ["file name", "ENV value", "lockfile package name", "wheel METADATA",
+                                  "image tag and ENV"])
 def test_json_and_sarif_stay_exact(cli, planted, case):
     """The payload comes back from JSON and SARIF unchanged (the metadata name lower-cased, as
     every package name is; a SARIF URI percent-encoded, as URIs are), and the text on the wire
     holds no raw control character."""
     want = PAYLOAD.split("\x7f")[0]
-    for fmt in ("json", "sarif"):
+    for fmt in ("json",) if case == "image tag and ENV" else ("json", "sarif"):  # no finding: SARIF says nothing
         res = cli(*planted[case], "--output-format", fmt)
         assert not RAW.search(res.out)  # json.dumps escaped them (\u001b)
         doc = json.loads(res.out)

@@ -7,6 +7,7 @@ import json
 import sys
 
 from wheeldoc.core.registry import Rule, all_rules
+from wheeldoc.core.terminal import stderr_line
 
 
 def rule_table_markdown() -> str:
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     r = rules.get(args.code.upper())
     if r is None:
-        print(f"wheeldoc: error: unknown rule {args.code!r} (see `wheeldoc rule --all`)", file=sys.stderr)
+        stderr_line(f"wheeldoc: error: unknown rule {args.code!r} (see `wheeldoc rule --all`)")
         return 2
     if args.format == "json":
         print(json.dumps({"code": r.code, "name": r.name, "title": r.title, "severity": r.severity.label,
