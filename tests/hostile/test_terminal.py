@@ -23,7 +23,7 @@ from tests.render.test_render import sarif_validator
 PAYLOAD = "\x1b]0;owned\x07\x1b[2J\x9b\u202e\x7f"
 VISIBLE = "\\x1b]0;owned\\x07"  # what the payload's start must print as
 # Every control character wheeldoc promises to escape (TAB and LF are the layout's own).
-RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 SGR = re.compile("\x1b\\[[0-9;]*m")  # our own colour codes (the payload holds none)
 
 TEXT_FORMATS = [("--output-format", "full", "--color", "never"),
@@ -137,3 +137,21 @@ def test_escape_controls_unit():
     assert escape_controls("path\twith\nbreaks", single_line=True) == "path\\x09with\\x0abreaks"
     plain = "nothing to do: é ü 中 ✓"
     assert escape_controls(plain) is plain
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "github"])
+def test_a_file_name_that_is_not_utf8(cli, tmp_path, fmt):
+    """Bytes 0x9b (an 8-bit CSI) and 0xff in a file name: printed as `\\x9b`, `\\xff`, never raw,
+    on stdout and into an -o file (which used to fail to encode)."""
+    import os
+
+    name = tmp_path / os.fsdecode(b"Dockerfile.\x9b[2J\xff")
+    name.write_text((ROOT / "fixtures/dockerfiles/rules/wd401-story.Dockerfile").read_text())
+    res = cli("check", str(name), "--output-format", fmt)
+    assert res.code == 1 and not RAW.search(res.out + res.err)
+    assert "Dockerfile.\\x9b[2J\\xff" in res.out
+    out = tmp_path / "report.txt"
+    assert cli("check", str(name), "--output-format", fmt, "-o", str(out)).code == 1
+    data = out.read_bytes()
+    assert b"\x9b" not in data and b"Dockerfile.\\x9b[2J\\xff" in data
+    assert json.loads(cli("check", str(name), "--output-format", "json").out)["findings"][0]["path"] == str(name)

@@ -20,14 +20,18 @@ from typing import IO
 # C0 (but TAB and LF, which text output uses for its own structure), DEL, C1 (NEL included),
 # and the Unicode format characters that reorder or hide text on a terminal: the bidirectional
 # embeddings, overrides and isolates ("Trojan Source", CVE-2021-42574) and the line and
-# paragraph separators.
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+# paragraph separators; and lone surrogates: the bytes of a file name that is not UTF-8
+# (Python's surrogateescape), printed as the byte they stand for (`\xff`), so text output is
+# always valid UTF-8 and a raw 8-bit C1 byte (0x9b, CSI) never reaches the terminal.
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _ANY = re.compile(f"[{_CONTROLS}]")
 _WITH_LAYOUT = re.compile(f"[{_CONTROLS}\t\n]")
 
 
 def _visible(m: re.Match) -> str:
     c = ord(m.group())
+    if 0xDC80 <= c <= 0xDCFF:  # a byte of a non-UTF-8 name
+        c -= 0xDC00
     return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 

@@ -59,7 +59,7 @@ def artifact_location(path: str, root: Path) -> dict[str, Any]:
         rel = PurePosixPath(Path(os.path.normpath(full)).relative_to(root))
     except ValueError:
         return {"uri": Path(os.path.normpath(full)).as_uri()}
-    return {"uri": quote(str(rel), safe="/"), "uriBaseId": SRCROOT}
+    return {"uri": quote(os.fsencode(str(rel)), safe="/"), "uriBaseId": SRCROOT}  # bytes: any file name
 
 
 def fingerprint(f: Finding, uri: str) -> str:
