@@ -8,7 +8,6 @@ from typing import Callable, Sequence
 
 from wheeldoc import __version__
 from wheeldoc.core.errors import InputError
-from wheeldoc.core.terminal import stderr_line
 
 EXIT_USAGE = 2
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")  # docs/output.md describes each
@@ -143,6 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as e:
+        from wheeldoc.core.terminal import stderr_line
+
         stderr_line(f"wheeldoc: error: {e.one_line()}")
         return EXIT_USAGE
     except KeyboardInterrupt:
