@@ -59,6 +59,10 @@ def set_quiet(quiet: bool) -> None:
     _quiet = quiet
 
 
+def quiet() -> bool:
+    return _quiet
+
+
 def progress(message: str, stream: IO[str] | None = None) -> None:
     """A progress line for work that takes a while (a download, a resolution, a range of
     releases), on stderr and only when stderr is a terminal: never in a pipe, a file or a CI log,

@@ -274,8 +274,11 @@ def render_text(report: Report, settings, sections, findings=None) -> int:
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[Callable | None]:
-    """A transient rich progress bar on stderr while libraries are read; None off a terminal."""
-    if not sys.stderr.isatty():
+    """A transient rich progress bar on stderr while libraries are read; None off a terminal
+    and with --quiet."""
+    from wheeldoc.core.terminal import quiet
+
+    if quiet() or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
