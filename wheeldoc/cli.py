@@ -10,13 +10,24 @@ from wheeldoc import __version__
 from wheeldoc.core.errors import InputError
 
 EXIT_USAGE = 2
-FORMATS = ("text", "json", "sarif")
+OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")  # docs/output.md describes each
+FORMATS = ("text", *OUTPUT_FORMATS)  # --format, the old spelling: text = full
 FAIL_ON = ("error", "warning", "info", "never")
 
 
 def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
     g = p.add_argument_group("output")
-    g.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
+    g.add_argument("--output-format", dest="format", choices=OUTPUT_FORMATS, default=None,
+                   help="full (default), concise (one line per finding), json, sarif, github "
+                        "(workflow annotations); docs/output.md")
+    g.add_argument("--format", dest="format", choices=FORMATS, default=None,
+                   help="the older name of --output-format (text = full)")
+    g.add_argument("--statistics", action="store_true", default=None,
+                   help="count findings per rule instead of listing them (full, concise, json)")
+    g.add_argument("-q", "--quiet", action="store_true", default=None,
+                   help="print only the findings: no tables, no summary, nothing on success")
+    g.add_argument("--exit-zero", action="store_true", default=None,
+                   help="exit 0 even when findings reach --fail-on (input errors still exit 2)")
     g.add_argument("--fail-on", choices=FAIL_ON, default=None,
                    help="exit 1 when a finding is at or above this severity (default: warning)")
     g.add_argument("--select", action="append", default=None, metavar="CODES",
@@ -24,7 +35,9 @@ def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
     g.add_argument("--ignore", action="append", default=None, metavar="CODES",
                    help="skip these rule codes or prefixes (comma-separated, repeatable)")
     g.add_argument("-o", "--output", default=None, help="write the report to this file")
-    g.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    g.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it); "
+                        "never in -o files")
     g.add_argument("--config", default=None, help="pyproject.toml to read [tool.wheeldoc] from")
     if target:
         t = p.add_argument_group("target (always explicit)")
@@ -67,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes (Dockerfiles)")
     p.add_argument("--diff", action="store_true", help="show the safe fixes as a diff, change nothing")
+    p.add_argument("--stdin-filename", default=None, metavar="NAME",
+                   help="with PATH `-`: read the file from stdin; NAME (Dockerfile, uv.lock, "
+                        "requirements.txt, …) decides the parser and names it in the report")
     _index_options(p)
     _common(p)
 
@@ -126,7 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as e:
-        print(f"wheeldoc: error: {e.one_line()}", file=sys.stderr)
+        from wheeldoc.core.terminal import stderr_line
+
+        stderr_line(f"wheeldoc: error: {e.one_line()}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -82,7 +82,7 @@ def test_text_report_groups_findings_by_severity(cli):
     res, _ = doctor(cli, "mismatch", *H200, fmt="text")
     out = res.out
     first = out.splitlines()[1]
-    assert "torchvision/_C.so                                loads" in out
+    assert "torchvision/_C.so  loads    5 libraries in its closure resolve" in out
     assert first.startswith("BROKEN — torch 2.11.0+cu130 requires 1 CUDA runtime package") and "(WD502)" in first
     positions = [out.index(h) for h in ("Environment", "Machine (from the flags)", "Extensions linking torch",
                                         "GPU code on h200", "Coverage:", "Errors (3)", "Warnings (2)",

@@ -87,6 +87,7 @@ def test_dockerfile_hook_fails_on_the_story_and_passes_when_fixed(hook_repo, use
     bad = _try_repo(hook_repo, user_repo, home, "wheeldoc-dockerfile", "bad/Dockerfile")
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "WD401" in bad.stdout and "UV_HTTP_TIMEOUT" in bad.stdout and "Failed" in bad.stdout
+    assert "bad/Dockerfile:14:1: WD401 warning: [*] " in bad.stdout  # concise, the hooks' default
     good = _try_repo(hook_repo, user_repo, home, "wheeldoc-dockerfile", "good/Dockerfile")
     assert good.returncode == 0, good.stdout + good.stderr
     assert "Passed" in good.stdout

@@ -25,6 +25,9 @@ def run_range(args, settings, ext, options, cache, report) -> int:
     from wheeldoc.abi.rules import run as run_abi_rules
 
     report.inputs.append(args.torch)
+    from wheeldoc.core.terminal import progress
+
+    progress(f"asking uv which releases of {args.torch} fit the extension (one resolution per release)")
     releases = offered(args.torch, options, python_version=uv_python(ext, settings),
                        python_platform=uv_platform(ext))
     if not releases:
@@ -34,6 +37,9 @@ def run_range(args, settings, ext, options, cache, report) -> int:
         finalize(report, [input_error_finding(err)], settings.selection)
         ext.close()
         return emit(report, settings)
+    from wheeldoc.abi.fetch import plan_message
+
+    progress(plan_message(releases, wheels_dir()))
     rows, per_release = [], []
     ctx = Context(settings.target, settings.selection)
     try:

@@ -62,6 +62,7 @@ class LockedWheel:
     version: str
     url: str
     sha256: str | None
+    size: int | None = None  # bytes, as the index (uv's pylock output) gives it
 
     @property
     def filename(self) -> str:
@@ -110,7 +111,9 @@ def parse_pylock(text: str) -> list[LockedWheel]:
         if not wheels:
             continue
         w = wheels[0]
-        out.append(LockedWheel(pkg["name"], pkg["version"], w["url"], (w.get("hashes") or {}).get("sha256")))
+        size = w.get("size")
+        out.append(LockedWheel(pkg["name"], pkg["version"], w["url"], (w.get("hashes") or {}).get("sha256"),
+                               size if isinstance(size, int) and not isinstance(size, bool) else None))
     return out
 
 
@@ -137,8 +140,32 @@ def offered(requirement: str, options: IndexOptions, *, python_version: str | No
     return found
 
 
+def _cached(wheel: LockedWheel, cache_root: Path) -> Path:
+    return cache_root / "wheels" / (wheel.sha256 or hashlib.sha256(wheel.url.encode()).hexdigest()) / wheel.filename
+
+
+def needs_download(wheel: LockedWheel, cache_root: Path) -> bool:
+    return urlsplit(wheel.url).scheme in ("http", "https") and not _cached(wheel, cache_root).is_file()
+
+
+def plan_message(wheels: list[LockedWheel], cache_root: Path) -> str:
+    """What a range run is about to do, said before it starts: how many wheels it will fetch."""
+    from wheeldoc.core.terminal import human_size
+
+    todo = [w for w in wheels if needs_download(w, cache_root)]
+    n = len(wheels)
+    head = f"checking {n} release{'s' if n != 1 else ''}: "
+    if not todo:
+        return head + "every wheel is local or cached, nothing to download"
+    sizes = [w.size for w in todo]
+    total = human_size(sum(sizes)) if all(s is not None for s in sizes) else "size unknown"
+    return head + f"will download {len(todo)} wheel{'s' if len(todo) != 1 else ''} ({total}), " \
+                  f"{n - len(todo)} local or cached"
+
+
 def fetch(wheel: LockedWheel, cache_root: Path) -> Path:
-    """A local path for the wheel: read in place when local, else downloaded once into the cache."""
+    """A local path for the wheel: read in place when local, else downloaded once into the cache
+    (announced with its name and size before it starts, on a terminal)."""
     url = urlsplit(wheel.url)
     if url.scheme == "file" or url.scheme == "":
         path = Path(unquote(url.path))
@@ -147,11 +174,14 @@ def fetch(wheel: LockedWheel, cache_root: Path) -> Path:
         return path
     if url.scheme not in ("http", "https"):
         raise InputError(wheel.url, f"cannot fetch a {url.scheme}:// URL")
-    folder = cache_root / "wheels" / (wheel.sha256 or hashlib.sha256(wheel.url.encode()).hexdigest())
-    target = folder / wheel.filename
+    target = _cached(wheel, cache_root)
+    folder = target.parent
     if target.is_file():
         return target
     folder.mkdir(parents=True, exist_ok=True)
+    from wheeldoc.core.terminal import human_size, progress
+
+    progress(f"downloading {wheel.filename} ({human_size(wheel.size)}) from {url.hostname}")
     with tempfile.TemporaryDirectory(prefix=".download-", dir=folder) as tmp:
         argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                 "--quiet", "-d", tmp, wheel.url]

@@ -9,7 +9,7 @@ from typing import Any
 from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Severity
 
-KNOWN_KEYS = {"select", "ignore", "fail-on", "severity", "format", "gpu", "driver", "platform",
+KNOWN_KEYS = {"select", "ignore", "fail-on", "severity", "format", "output-format", "gpu", "driver", "platform",
               "python", "glibc", "libstdcxx"}
 
 

@@ -11,10 +11,17 @@ from typing import Callable
 from wheeldoc.core.config import Config, load_config
 from wheeldoc.core.engine import EXIT_ERROR, Selection
 from wheeldoc.core.target import Target, TargetError, build_target
+from wheeldoc.core.terminal import set_quiet, stderr_line
 
 
 class UsageError(Exception):
     """Bad flags or settings: one line on stderr, exit 2."""
+
+
+# The output formats (docs/output.md). "text" is the full report's internal name (the old
+# `--format text`); `full` is its documented one.
+FORMATS = ("text", "concise", "json", "sarif", "github")
+FORMAT_ALIASES = {"full": "text"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +33,14 @@ class Settings:
     output: str | None
     color: bool | None
     config: Config
+    statistics: bool = False
+    quiet: bool = False
+    exit_zero: bool = False
+
+    @property
+    def is_text(self) -> bool:
+        """A format people read (full, concise, github): control characters get escaped."""
+        return self.fmt not in ("json", "sarif")
 
 
 def _codes(values: list[str] | None) -> tuple[str, ...] | None:
@@ -49,10 +64,11 @@ def _as_codes(value, key: str, config: Config) -> tuple[str, ...] | None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     config = load_config(getattr(args, "config", None))
-    fmt = args.format or config.get("format", "text")
+    fmt = args.format or config.get("output-format") or config.get("format", "text")
     fail_on = args.fail_on or config.get("fail-on", "warning")
-    if fmt not in ("text", "json", "sarif"):
-        raise UsageError(f"unknown format {fmt!r}")
+    fmt = FORMAT_ALIASES.get(fmt, fmt) if isinstance(fmt, str) else fmt
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown output format {fmt!r} (full, concise, json, sarif, github)")
     if fail_on not in ("error", "warning", "info", "never"):
         raise UsageError(f"unknown fail-on level {fail_on!r}")
     select = _codes(args.select) or _as_codes(config.get("select"), "select", config) or ("WD",)
@@ -68,7 +84,12 @@ def settings_from(args: argparse.Namespace) -> Settings:
     except TargetError as e:
         raise UsageError(str(e)) from None
     color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
-    return Settings(fmt, fail_on, selection, target, args.output, color, config)
+    statistics = bool(getattr(args, "statistics", False))
+    if statistics and fmt in ("sarif", "github"):
+        raise UsageError(f"--statistics works with the full, concise and json formats, not {fmt}")
+    set_quiet(bool(getattr(args, "quiet", False)))
+    return Settings(fmt, fail_on, selection, target, args.output, color, config, statistics,
+                    bool(getattr(args, "quiet", False)), bool(getattr(args, "exit_zero", False)))
 
 
 def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -78,7 +99,7 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         try:
             return run(args)
         except UsageError as e:
-            print(f"wheeldoc: error: {e}", file=sys.stderr)
+            stderr_line(f"wheeldoc: error: {e}")
             return EXIT_ERROR
 
     return wrapper

@@ -132,15 +132,18 @@ def safe_edits(findings: Iterable[Finding], suppressed: Callable[[Finding], bool
 
 
 def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespace,
-                     report: Report) -> tuple[list[Finding], Callable[[Finding], bool]]:
+                     report: Report, data: bytes | None = None) -> tuple[list[Finding], Callable[[Finding], bool]]:
+    """`data`: the Dockerfile read from stdin (`check - --stdin-filename NAME`): never written back."""
     p = str(path)
-    data = _read(path)
+    from_stdin = data is not None
+    if data is None:
+        data = _read(path)
     df = parse_text(data, p)  # validates (binary, encoding, limits) before anything else
     text = data.decode("utf-8")
     df, findings = analyze_text(text, p, ctx)
     suppressed = suppressor(df, p)
     want_diff = bool(getattr(args, "diff", False))
-    want_fix = bool(getattr(args, "fix", False)) and not want_diff
+    want_fix = bool(getattr(args, "fix", False)) and not want_diff and not from_stdin
     if not (want_diff or want_fix):
         return findings, suppressed
     pairs = safe_edits(findings, suppressed)

@@ -123,5 +123,4 @@ def emit_diagnosis(report, settings, diag, args) -> int:
 
             libs = diag.libraries()
             sections.append(listing_section(libs, display_names(libs)))
-    sections.append(findings_section(report.findings))
-    return render_text(report, settings, sections)
+    return render_text(report, settings, sections, findings_section(report.findings))

@@ -92,6 +92,9 @@ def _run(args: argparse.Namespace) -> int:
     report = Report("image", target.to_dict(), inputs=[args.image])
     cache = None if args.no_cache else Cache()
     diags = []
+    from wheeldoc.core.terminal import progress
+
+    progress(f"reading image {args.image}")
     try:
         with image_file(args.image) as path, \
                 open_image(path, ref=args.ref, platform=_oci_platform(target.platform)) as image:
@@ -190,5 +193,4 @@ def _text(report, settings, diags, info, v, root, args) -> int:
             out.add((f"── {d.facts.where}", "bold"))
             out.add()
         sections += [env_head, environment_section(d), abi_section(d), *kernel_sections(d)]
-    sections.append(findings_section(report.findings))
-    return render_text(report, settings, sections)
+    return render_text(report, settings, sections, findings_section(report.findings))

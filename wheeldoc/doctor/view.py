@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 
 from wheeldoc.doctor.diagnose import Diagnosis
 from wheeldoc.core.model import Finding, Report, Severity
+from wheeldoc.core.terminal import escape_controls
 from wheeldoc.render.text import Lines
 
 VERDICT_STYLE = {"healthy": "bold green", "degraded": "bold yellow", "broken": "bold red", "unknown": "bold"}
@@ -171,14 +172,18 @@ def machine_section(d: Diagnosis) -> Callable[[Lines], None]:
 
 def abi_section(d: Diagnosis) -> Callable[[Lines], None]:
     def section(out: Lines) -> None:
-        out.add(("Extensions linking torch (ABI: the loader model on the environment's files)", "bold"))
-        if d.abi_note and not d.abi:
-            out.add(("  " + d.abi_note, "dim"))
-        elif not d.abi:
-            out.add("  none")
-        for r in d.abi[:MAX_ABI_ROWS]:
-            style = {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")
-            out.add(f"  {r.library:<48} ", (f"{r.verdict:<10}", style), f" {r.detail}")
+        from wheeldoc.render.table import add_table
+
+        title = "Extensions linking torch (ABI: the loader model on the environment's files)"
+        if not d.abi:
+            out.add((title, "bold"))
+            out.add(("  " + d.abi_note, "dim") if d.abi_note else "  none")
+            out.add()
+            return
+        rows = [[(r.library, ""),
+                 (r.verdict, {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")),
+                 (r.detail, "")] for r in d.abi[:MAX_ABI_ROWS]]
+        add_table(out, title, ["extension", "verdict", "detail"], rows)
         if len(d.abi) > MAX_ABI_ROWS:
             out.add(f"  … and {len(d.abi) - MAX_ABI_ROWS} more (JSON has them all)")
         out.add()
@@ -214,7 +219,7 @@ def kernel_sections(d: Diagnosis) -> list[Callable[[Lines], None]]:
 
 def _verdict_section(target, loads, names: dict[str, str], rows) -> Callable[[Lines], None]:
     from wheeldoc.kernels.report import verdict_cells
-    from wheeldoc.render.table import Lazy, plain_table, rich_table
+    from wheeldoc.render.table import add_table
 
     header = ["library", "containers", "native", "jit", "fail", "verdict"]
     gpu, driver = target.gpu, target.driver
@@ -230,8 +235,7 @@ def _verdict_section(target, loads, names: dict[str, str], rows) -> Callable[[Li
 
     def section(out: Lines) -> None:
         table = [[(names[x.library.name], "bold"), *verdict_cells(x)] for x in loads]
-        plain = [[c for c, _ in r] for r in table]
-        out.add_renderable(Lazy(lambda: rich_table(title, header, table)), f"{title}\n\n{plain_table(header, plain)}")
+        add_table(out, title, header, table)
         out.add()
 
     return section
@@ -259,26 +263,22 @@ def findings_section(findings: list[Finding]) -> Callable[[Lines], None]:
     return section
 
 
-def render_text(report: Report, settings, sections) -> int:
-    """The report as text: the sections, then the summary line (the findings are a section)."""
-    from wheeldoc.render.output import deliver
-    from wheeldoc.render.text import _summary, _to_plain, _to_rich
+def render_text(report: Report, settings, sections, findings=None) -> int:
+    """The report as text: the sections, the findings (`findings_section`), the summary line."""
+    from wheeldoc.render.output import emit
 
-    out = Lines()
-    for section in sections:
-        section(out)
-    _summary(out, report)
-    use_color = sys.stdout.isatty() if settings.color is None else settings.color
-    text = _to_rich(out) if use_color and not settings.output else _to_plain(out)
-    return deliver(text, report, settings)
+    return emit(report, settings, tuple(sections), findings=findings)
 
 
 # -- progress ------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[Callable | None]:
-    """A transient rich progress bar on stderr while libraries are read; None off a terminal."""
-    if not sys.stderr.isatty():
+    """A transient rich progress bar on stderr while libraries are read; None off a terminal
+    and with --quiet."""
+    from wheeldoc.core.terminal import quiet
+
+    if quiet() or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
@@ -294,7 +294,8 @@ def progress_bar(label: str) -> Iterator[Callable | None]:
         if task is None:
             task = progress.add_task(label, total=total or None, name="")
             progress.start()
-        progress.update(task, completed=done, total=total or None, name=path.rsplit("/", 1)[-1][:40])
+        progress.update(task, completed=done, total=total or None,
+                        name=escape_controls(path.rsplit("/", 1)[-1][:40], single_line=True))
 
     try:
         yield update

@@ -17,6 +17,8 @@ import argparse
 import os
 import sys
 
+from wheeldoc.core.terminal import escape_controls, stderr_line
+
 ARCHIVES = (".whl", ".zip")
 
 
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _plain_listing(args: argparse.Namespace) -> bool:
     return (args.list and not args.coverage and not args.gpu and not args.driver
-            and args.format in (None, "text") and not args.config and not _project_config())
+            and args.format in (None, "text", "full") and not args.config
+            and not getattr(args, "statistics", False) and not _project_config())
 
 
 def _project_config() -> bool:
@@ -77,14 +80,21 @@ def _fast_list(args: argparse.Namespace) -> int | None:
     bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
     text = listing_text([(b if bases.count(b) == 1 else p, lines)
                          for b, (p, lines) in zip(bases, blocks)])
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
+    _write(text, args.output)
+    for path in empty:
+        stderr_line(f"wheeldoc: {path}: no GPU code")
+    return 0
+
+
+def _write(text: str, output: str | None) -> None:
+    """The plain listing, control characters in file names escaped (the report's writer,
+    `render.output.deliver`, does the same for every other text)."""
+    text = escape_controls(text)
+    if output:
+        with open(output, "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
-    for path in empty:
-        print(f"wheeldoc: {path}: no GPU code", file=sys.stderr)
-    return 0
 
 
 # -- the full command -------------------------------------------------------------------------
@@ -111,6 +121,7 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"no PTX ISA known for CUDA {driver.cuda_str}: wheeldoc's tables "
                              "stop earlier (wheeldoc/data/cuda.json)")
     report = Report("kernels", target.to_dict())
+    _announce(args.paths)
     facts = read_inputs(args.paths, Cache())
     report.inputs.extend(facts.inputs)
     report.skipped.extend(facts.skipped)
@@ -156,18 +167,28 @@ def _run(args: argparse.Namespace) -> int:
     return emit(report, settings, tuple(sections))
 
 
+def _announce(paths: list[str], threshold: int = 64 << 20) -> None:
+    """Say what is being read when it is big enough to take a while (on a terminal only)."""
+    from wheeldoc.core.terminal import human_size, progress
+
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p) if os.path.isfile(p) else 0
+        except OSError:
+            pass
+    if total >= threshold:
+        progress(f"reading {len(paths)} input{'s' if len(paths) != 1 else ''} ({human_size(total)})")
+
+
 def _write_listing(facts, names: dict[str, str], output: str | None) -> int:
     from wheeldoc.kernels.fatbin import listing, listing_text
 
     text = listing_text([(names[lib.name], lines) for lib in facts.libraries
                          if (lines := listing(lib.fatbin))])
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    _write(text, output)
     for name in facts.without_gpu_code:
-        print(f"wheeldoc: {name}: no GPU code", file=sys.stderr)
+        stderr_line(f"wheeldoc: {name}: no GPU code")
     return 0
 
 

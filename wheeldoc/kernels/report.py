@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Callable
 
 from wheeldoc.kernels.facts import Library, LibraryLoad, label
-from wheeldoc.render.table import Lazy, plain_table, rich_table
+from wheeldoc.render.table import add_table
 from wheeldoc.render.text import Lines
 
 MODE_TEXT = {"native": "native", "native+jit": "nat+jit", "jit": "jit", "none": "—",
@@ -105,9 +105,7 @@ def verdict_section(target, loads: list[LibraryLoad], names: dict[str, str],
             out.add("  no library with GPU code in the inputs")
         else:
             rows = [[(names[x.library.name], "bold"), *verdict_cells(x)] for x in loads]
-            plain = [[c for c, _ in r] for r in rows]
-            out.add_renderable(Lazy(lambda: rich_table(title, header, rows)),
-                               f"{title}\n\n{plain_table(header, plain)}")
+            add_table(out, title, header, rows)
         if 0 < len(without_code) <= 3:
             out.add(("no GPU code in: ", "dim"), ", ".join(without_code))
         elif without_code:
@@ -126,7 +124,6 @@ def coverage_section(archs: list[str], table, names: dict[str, str], target,
     gpu, driver = target.gpu, target.driver
     highlight = archs.index(gpu.arch) + 1 if gpu is not None else None
     header = ["library"] + [f"[{a}]" if gpu is not None and a == gpu.arch else a for a in archs]
-    rich_header = ["library"] + list(archs)
 
     def section(out: Lines) -> None:
         if driver is not None:
@@ -146,9 +143,7 @@ def coverage_section(archs: list[str], table, names: dict[str, str], target,
             return
         rows = [[(names[lib.name], "bold")] + [(MODE_TEXT[c["mode"]], MODE_STYLE[c["mode"]])
                                                 for c in cells] for lib, cells in table]
-        plain = [[c for c, _ in r] for r in rows]
-        out.add_renderable(Lazy(lambda: rich_table(title, rich_header, rows, highlight, legend)),
-                           f"{title}\n\n{plain_table(header, plain)}\n\n{legend}")
+        add_table(out, title, header, rows, highlight=highlight, caption=legend)
         out.add()
 
     return section

@@ -23,17 +23,20 @@ def index_options(args: argparse.Namespace) -> tuple[tuple[str, str], ...]:
 
 
 def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.Namespace,
-                   report: Report) -> list[Finding]:
+                   report: Report, data: bytes | None = None) -> list[Finding]:
+    """`data`: the lockfile's content read from stdin (`check - --stdin-filename NAME`)."""
     from wheeldoc.lockfile.facts import LockFacts
     from wheeldoc.lockfile.source import load_lockfile
 
-    if args.resolve and is_requirements_input(path):
+    if args.resolve and is_requirements_input(path) and data is None:
+        from wheeldoc.core.terminal import progress
         from wheeldoc.lockfile.resolve import resolve
 
+        progress(f"resolving {path} with uv pip compile (the index may take a few seconds)")
         lock = resolve(path, args, settings.target)
         report.extra.setdefault("resolved", []).append({"input": str(path), "command": lock.tool_command})
     else:
-        lock = load_lockfile(path)
+        lock = load_lockfile(path, data=data)
     options = index_options(args)
     if lock.format != "uv.lock":
         return run_family("WD1", LockFacts(lock, settings.target, options), ctx)

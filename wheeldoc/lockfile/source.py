@@ -197,6 +197,13 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_LOCK_BYTES) -> 
             data = f.read(max_bytes + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
+    return decode_text(p, data, max_bytes)
+
+
+def decode_text(p: str, data: bytes, max_bytes: int = MAX_LOCK_BYTES) -> str:
+    """A lockfile's bytes (a file's, or stdin's) as text, refusing oversized, binary or non-UTF-8 data."""
+    if len(data) > max_bytes:
+        raise LimitExceeded(p, f"lockfile is over wheeldoc's limit of {max_bytes / 2**20:.0f} MiB")
     nul = data.find(b"\0")
     if nul >= 0:
         raise InputError(p, "binary data, not a text lockfile", line=data.count(b"\n", 0, nul) + 1, offset=nul)
@@ -235,8 +242,10 @@ def detect_format(path: str | os.PathLike[str], text: str) -> Format:
     )
 
 
-def load_lockfile(path: str | os.PathLike[str], *, max_bytes: int = MAX_LOCK_BYTES) -> Lockfile:
-    text = read_text(path, max_bytes)
+def load_lockfile(path: str | os.PathLike[str], *, max_bytes: int = MAX_LOCK_BYTES,
+                  data: bytes | None = None) -> Lockfile:
+    """`data`: the content when it does not come from the file (stdin); the name still decides."""
+    text = read_text(path, max_bytes) if data is None else decode_text(str(path), data, max_bytes)
     fmt = detect_format(path, text)
     return parse_lockfile(str(path), text, fmt)
 

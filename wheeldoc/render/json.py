@@ -12,7 +12,7 @@ from wheeldoc.core.model import Report, finding_to_dict
 SCHEMA_VERSION = 1
 
 
-def report_to_dict(report: Report, fail_on: str) -> dict[str, Any]:
+def report_to_dict(report: Report, fail_on: str, exit_code_: int | None = None) -> dict[str, Any]:
     counts = report.counts()
     out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -27,12 +27,13 @@ def report_to_dict(report: Report, fail_on: str) -> dict[str, Any]:
             "total": len(report.findings),
             "skipped": len(report.skipped),
             "fail_on": fail_on,
-            "exit_code": exit_code(report, fail_on),
+            "exit_code": exit_code(report, fail_on) if exit_code_ is None else exit_code_,
         },
     }
     out.update(report.extra)
     return out
 
 
-def render(report: Report, fail_on: str) -> str:
-    return json.dumps(report_to_dict(report, fail_on), indent=2, sort_keys=False, default=str) + "\n"
+def render(report: Report, fail_on: str, *, exit_code: int | None = None) -> str:
+    """`exit_code`: the process's (after `--exit-zero`), when it differs from the threshold's."""
+    return json.dumps(report_to_dict(report, fail_on, exit_code), indent=2, sort_keys=False, default=str) + "\n"

@@ -11,6 +11,7 @@ import sys
 from typing import Callable, List, Tuple
 
 from wheeldoc.core.model import Finding, Report, Severity
+from wheeldoc.core.terminal import escape_controls
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -21,30 +22,43 @@ Line = List[Segment]
 class Lines:
     """A sink for styled lines; commands add sections (tables, verdicts) through it too."""
 
-    def __init__(self) -> None:
-        self.lines: list[Line | object] = []
+    def __init__(self, width: int | None = None) -> None:
+        self.lines: list[Line] = []
+        self.width = width  # the columns to fit tables in (None: no limit)
 
     def add(self, *segments: Segment | str) -> None:
         self.lines.append([(s, "") if isinstance(s, str) else s for s in segments])
-
-    def add_renderable(self, renderable: object, plain: str) -> None:
-        """A rich renderable (a table) for terminals, with its plain-text form."""
-        self.lines.append((renderable, plain))
 
 
 Section = Callable[[Lines], None]
 
 
 def render(report: Report, fail_on: str, *, color: bool | None = None,
-           sections: tuple[Section, ...] = ()) -> str:
-    out = Lines()
-    for section in sections:
-        section(out)
-    for f in report.findings:
-        _finding(out, f)
-    _summary(out, report)
+           sections: tuple[Section, ...] = (), findings: Section | None = None, quiet: bool = False,
+           statistics: bool = False, width: int | None = None) -> str:
+    """The full report: the sections, the findings (or, with `statistics`, their counts per
+    rule), the summary line. `quiet`: the findings alone. `findings`: a command's own layout of
+    them (the doctor groups them by severity)."""
+    out = Lines(width)
+    if not quiet:
+        for section in sections:
+            section(out)
+    if statistics:
+        from wheeldoc.render.concise import statistics_lines
+
+        for line in statistics_lines(report):
+            out.add(line)
+        if report.findings:
+            out.add()
+    elif findings is not None:
+        findings(out)
+    else:
+        for f in report.findings:
+            _finding(out, f)
+    if not quiet:
+        _summary(out, report)
     use_color = sys.stdout.isatty() if color is None else color
-    return _to_rich(out) if use_color else _to_plain(out)
+    return _to_rich(out, width) if use_color else _to_plain(out)
 
 
 def _summary(out: Lines, report: Report) -> None:
@@ -60,7 +74,7 @@ def _summary(out: Lines, report: Report) -> None:
 
 def _finding(out: Lines, f: Finding) -> None:
     style = STYLES[f.severity]
-    out.add((f.location.display(), "bold"), ": ", (f.rule, style), " ", (f.severity.label, style),
+    out.add((escape_controls(f.location.display(), single_line=True), "bold"), ": ", (f.rule, style), " ", (f.severity.label, style),
             f" {f.title}")
     for line in f.message.splitlines():
         out.add(f"  {line}")
@@ -83,28 +97,29 @@ def _finding(out: Lines, f: Finding) -> None:
 
 def _to_plain(out: Lines) -> str:
     parts = []
+    if not out.lines:
+        return ""
     for line in out.lines:
-        if isinstance(line, tuple):
-            parts.append(line[1].rstrip("\n"))
-        else:
-            parts.append("".join(text for text, _ in line))
+        parts.append("".join(text for text, _ in line))
     return "\n".join(parts) + "\n"
 
 
-def _to_rich(out: Lines) -> str:
+def _to_rich(out: Lines, width: int | None = None) -> str:
+    """Colour through rich. Every piece of text is escaped before it is styled: the writer
+    cannot tell our escape codes from an artifact's once they are mixed."""
     import io
 
     from rich.console import Console
     from rich.text import Text
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=True, width=120, highlight=False, soft_wrap=True)
+    # wheeldoc decided on colour (render.output, core.terminal.use_color): rich must not decide
+    # again from TERM or NO_COLOR; eight standard colours are all the styles use.
+    console = Console(file=buf, force_terminal=True, color_system="standard", no_color=False,
+                      width=width or 120, highlight=False, soft_wrap=True, emoji=False, markup=False)
     for line in out.lines:
-        if isinstance(line, tuple):
-            console.print(line[0])
-        else:
-            text = Text()
-            for segment, style in line:
-                text.append(segment, style=style or None)
-            console.print(text)
+        text = Text()
+        for segment, style in line:
+            text.append(escape_controls(segment), style=style or None)
+        console.print(text)
     return buf.getvalue()
