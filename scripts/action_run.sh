@@ -87,8 +87,8 @@ fi
 
 format=(--format text)
 if [ "${WD_ANNOTATIONS:-true}" = true ]; then
-  if "$wheeldoc" check --help 2>/dev/null | grep -q -- "--output-format" \
-      && "$wheeldoc" check --help 2>/dev/null | grep -q "github"; then
+  help=$("$wheeldoc" check --help 2>/dev/null || true)
+  if [[ "$help" == *--output-format* && "$help" == *github* ]]; then
     format=(--output-format github)
   else
     echo "::warning title=wheeldoc::wheeldoc $version has no --output-format github: printing the text report instead of annotations"

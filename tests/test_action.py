@@ -67,6 +67,7 @@ def test_clean_input_gives_exit_code_0_and_no_sarif_unless_asked(tmp_path):
     assert "no findings" in summary
 
 
+@pytest.mark.slow
 def test_fail_on_never_and_error(tmp_path):
     assert run_action(tmp_path, paths=STORY, fail_on="never")[3]["exit-code"] == "0"
     warning_only = "fixtures/dockerfiles/rules/wd401-story.Dockerfile"  # WD401, a warning
@@ -74,6 +75,7 @@ def test_fail_on_never_and_error(tmp_path):
     assert run_action(tmp_path, paths=warning_only)[3]["exit-code"] == "1"
 
 
+@pytest.mark.slow
 def test_target_inputs_reach_wheeldoc(tmp_path):
     _, out, _, outputs, _ = run_action(tmp_path, paths=ARCH)
     assert outputs["exit-code"] == "0" and "WD406" not in out
@@ -81,6 +83,7 @@ def test_target_inputs_reach_wheeldoc(tmp_path):
     assert outputs["exit-code"] == "1" and "WD406" in out
 
 
+@pytest.mark.slow
 def test_paths_one_per_line_and_extra_args(tmp_path):
     rc, out, err, outputs, _ = run_action(tmp_path, paths=f"\n  {STORY}\n{ARCH}  \n", gpu="gb10")
     assert outputs["exit-code"] == "1" and "WD101" in out and "WD406" in out, out + err
@@ -104,6 +107,7 @@ def test_bad_inputs_stop_the_step(tmp_path, inputs, message):
     assert f"::error title=wheeldoc action::{message}" in out
 
 
+@pytest.mark.slow
 def test_annotations_use_the_github_format_when_wheeldoc_has_it(tmp_path):
     _, out, err, outputs, _ = run_action(tmp_path, paths=STORY)
     assert outputs["exit-code"] == "1"

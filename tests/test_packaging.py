@@ -4,6 +4,7 @@ that work there (absolute, under wheeldoc.REPOSITORY, naming files that exist).
 PyPI renders README.md without the repository around it: a relative link (`docs/x.md`) points
 into pypi.org, and an in-page anchor (`#abi`) finds no heading id. Every link is therefore
 absolute; those under the repository name a file or folder of this checkout.
+The two tests that build the wheel are slow (`uv run pytest -m slow`).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def test_version_is_one_number():
     assert _pyproject()["project"]["version"] == wheeldoc.__version__ == "0.2.0"
 
 
+@pytest.mark.slow
 def test_license_file_is_apache_2(metadata):
     text = (ROOT / "LICENSE").read_text()
     assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
@@ -57,6 +59,7 @@ def test_license_file_is_apache_2(metadata):
     assert metadata["License-Expression"] == _pyproject()["project"]["license"] == "Apache-2.0"
 
 
+@pytest.mark.slow
 def test_metadata_a_registry_page_needs(metadata):
     assert metadata["Name"] == "wheeldoc" and metadata["Version"] == wheeldoc.__version__
     assert metadata["Author"] == "wheeldoc developers"
