@@ -122,7 +122,8 @@ def measure(kinds: tuple[str, ...], work: Path, *, python: str = sys.executable,
             kib, exe = pre_commit(sub, exe_pc)
         # the installed wheeldoc runs (the base install, nothing optional), and the first run's
         # __pycache__ is counted too (uv does not compile bytecode at install time, pip does)
-        runs = [run([str(exe), *argv], cwd=ROOT, check=False, env={**os.environ, "PATH": str(exe.parent)})
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "VIRTUAL_ENV")}
+        runs = [run([str(exe), *argv], cwd=ROOT, check=False, env={**env, "PATH": str(exe.parent)})
                 for argv in FIRST_RUN]
         after = du_kib(exe.parent.parent if kind != "uv-tool" else sub / "tools" / "wheeldoc")
         out[kind] = {"kib": kib, "mib": round(kib / 1024, 1), "after_first_run_kib": after,
