@@ -119,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
     _doctor_options(p, image=True)
     _common(p)
 
+    p = sub.add_parser("cache", help="where wheeldoc's cache lives (dir), or remove it (clean)")
+    p.add_argument("action", choices=("dir", "clean"),
+                   help="dir: print the cache folder; clean: remove it and say what was freed")
+
     p = sub.add_parser("rule", help="print a rule's documentation (or all rules with --all)")
     p.add_argument("code", nargs="?")
     p.add_argument("--all", action="store_true")

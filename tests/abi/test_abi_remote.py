@@ -58,6 +58,7 @@ def index(tmp_path):
         server.server_close()
 
 
+@pytest.mark.slow
 def test_remote_torch_is_downloaded_once(cli, index, tmp_path, monkeypatch):
     monkeypatch.setenv("WHEELDOC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))

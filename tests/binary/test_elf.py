@@ -281,7 +281,7 @@ def pieces(data: bytes, size: int):
     return ((at, data[at: at + size]) for at in range(0, len(data), size))
 
 
-@pytest.mark.parametrize("piece", [1, 13, 4096, 1 << 20])
+@pytest.mark.parametrize("piece", [pytest.param(1, marks=pytest.mark.slow), 13, 4096, 1 << 20])  # 1: slow
 @pytest.mark.parametrize("path", LIBS + sorted((ABI / "stripped").iterdir()), ids=rel)
 def test_stream_reads_what_the_whole_file_says(path: Path, piece: int) -> None:
     data = path.read_bytes()
@@ -337,6 +337,7 @@ def test_member_reader_streams_and_falls_back(monkeypatch: pytest.MonkeyPatch) -
 SEEDS_STREAM = [(ABI / p).read_bytes() for p in ("lib/libx_v2/libx.so.1", "stripped/libtorch.so")]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from(SEEDS_STREAM), piece=st.integers(1, 3000),
        flips=st.lists(st.tuples(st.integers(0, 6100), st.integers(0, 255)), min_size=1, max_size=8))
@@ -398,6 +399,7 @@ SEEDS = [(ABI / p).read_bytes() for p in ("lib/v1/libc10_cuda.so", "lib/libx_v2/
                                             "stripped/libtorch.so", "lib/libtorch.so")]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.sampled_from(SEEDS), cut=st.integers(0, 7000),
        flips=st.lists(st.tuples(st.integers(0, 6100), st.integers(0, 255)), max_size=8))

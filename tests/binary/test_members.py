@@ -97,6 +97,7 @@ def test_metadata_and_tags() -> None:
         assert wheel.metadata().requires_dist == ("fake-torch==2.11.0",)
 
 
+@pytest.mark.slow
 def test_large_member_goes_through_an_anonymous_file(tmp_path: Path) -> None:
     payload = b"".join(hashlib.sha256(str(i).encode()).digest() for i in range((IN_MEMORY_MAX * 2) // 32))
     path = tmp_path / "big-1.0-py3-none-any.whl"
@@ -260,6 +261,7 @@ def test_empty_member_name(tmp_path: Path) -> None:
 SEED_WHEELS = [p.read_bytes() for p in (TORCH_V1, EXT, HOSTILE / "traversal.whl", HOSTILE / "overlap.whl")]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(seed=st.sampled_from(SEED_WHEELS), tail=st.booleans(),
@@ -298,6 +300,7 @@ def test_parse_record() -> None:
 
 
 # -- directories, installed distributions, single files ------------------------------
+@pytest.mark.slow
 def test_installed_distribution_matches_the_wheel(tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
@@ -320,6 +323,7 @@ def test_installed_distribution_matches_the_wheel(tmp_path: Path) -> None:
     assert isinstance(open_source(site / "ext-1.0.dist-info"), InstalledDistribution)
 
 
+@pytest.mark.slow
 def test_directory_tree_takes_hashes_from_a_record(tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",

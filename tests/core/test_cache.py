@@ -109,6 +109,7 @@ def _writer(root: str, worker: int, rounds: int) -> int:
     return bad + cache.rebuilt
 
 
+@pytest.mark.slow
 def test_concurrent_writers_never_corrupt(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:

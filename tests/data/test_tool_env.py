@@ -67,6 +67,7 @@ def test_uv_names_are_read_by_the_real_uv():
                 assert flag in helps, f"{v.name}: flag {flag} not in `uv help`"
 
 
+@pytest.mark.slow
 def test_pip_names_map_to_real_pip_options():
     """pip reads PIP_<NAME> for the option --<name> (configuration.py); each must exist in pip."""
     from pip._internal.commands import create_command

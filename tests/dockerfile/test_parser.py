@@ -152,6 +152,7 @@ def _oracle_read_trailing_json(expected) -> bool:
     return False
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(top=_TOP, lines=st.lists(_LINE, min_size=1, max_size=10), crlf=st.booleans(), final_nl=st.booleans())
 def test_parity_with_go_parser_on_generated_input(top, lines, crlf, final_nl):

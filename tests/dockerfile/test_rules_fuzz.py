@@ -3,6 +3,7 @@ Dockerfile that parses and no longer raises the findings that were fixed."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def dockerfiles(draw) -> str:
     return "\n".join(out) + draw(st.sampled_from(["\n", "", "\r\n"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(dockerfiles(), st.sampled_from([None, "gb10", "h100"]), st.sampled_from([None, "12.8", "580.95.05"]))
 def test_rules_never_crash_and_safe_fixes_hold(text, gpu, driver):

@@ -35,6 +35,7 @@ _ESCAPED = st.sampled_from(["\\ ", "\\'", '\\"', "\\\\", "\\;", "\\&", "\\#", "\
 _WORD = st.lists(st.one_of(_PLAIN, _SINGLE, _DOUBLE, _ESCAPED), min_size=1, max_size=3).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(words=st.lists(_WORD, min_size=1, max_size=6), sep=st.sampled_from([" ", "  ", "\t"]))
 def test_words_agree_with_shlex(words, sep):

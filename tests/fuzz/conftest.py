@@ -2,4 +2,4 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "fuzz: short coverage-guided fuzz runs of the parsers (run by default)")
+    config.addinivalue_line("markers", "fuzz: short coverage-guided fuzz runs of the parsers (also slow: `uv run pytest -m slow`, .ci/run)")

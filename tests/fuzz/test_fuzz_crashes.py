@@ -67,6 +67,7 @@ def test_every_crash_fixture_has_a_harness():
         assert (Path(__file__).parent / f"fuzz_{p.parent.name}.py").is_file(), p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_crash_fixture_replays_clean_through_its_harness(fixture: Path, tmp_path: Path):
     parser = fixture.parent.name

@@ -1,6 +1,6 @@
 """Every fuzz harness, run for a few seconds in its own process: no crash, no hang.
 
-This is the short run `.ci/run` does (through `uv run pytest`); long campaigns use
+This is the short run `.ci/run` does (through `uv run pytest -m slow`); long campaigns use
 `tests/fuzz/campaign.py` (numbers in docs/robustness.md). Each harness starts from its
 fixture seeds in a fresh corpus folder, so a run is reproducible from the repository alone.
 `WHEELDOC_FUZZ_SECONDS` changes the per-harness budget (default 6: about two minutes in all).
@@ -35,6 +35,7 @@ def test_every_parser_has_a_harness():
     assert expected <= set(HARNESSES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", HARNESSES)
 def test_short_fuzz_run_finds_no_crash(name: str, tmp_path: Path) -> None:
     corpus, crashes = tmp_path / "corpus", tmp_path / "crashes"
@@ -49,6 +50,7 @@ def test_short_fuzz_run_finds_no_crash(name: str, tmp_path: Path) -> None:
     assert "Done " in out or "DONE (hypothesis fallback" in out, out[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["elf", "image"])
 def test_hypothesis_fallback_runs_the_same_harness(name: str, tmp_path: Path) -> None:
     """What runs where atheris cannot: the seeds, then hypothesis inputs, under the same contract."""

@@ -275,6 +275,7 @@ def test_dotdot_traversal_is_refused_and_nothing_is_written(tmp_path, monkeypatc
         open_image(im.write_oci_layout(tmp_path / "oci", [lay], im.config([lay])))
 
 
+@pytest.mark.slow
 def test_decompression_bomb_is_stopped(tmp_path):
     zeros = im.layer([im.file_("zeros", bytes(80 << 20))])  # 80 MiB that compress about 1000x
     for compression in ("gzip", "zstd"):
@@ -459,6 +460,7 @@ def test_classic_docker_save_with_a_linked_duplicate_layer(tmp_path):
         assert image.files.read("/same", 1) == b"1"
 
 
+@pytest.mark.slow
 def test_mutated_layers_raise_only_input_errors(tmp_path):
     """Random byte flips and cuts of a real layer (headers, names, sizes, links): the image
     opens or is refused with an InputError; never another exception."""

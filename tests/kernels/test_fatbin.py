@@ -286,6 +286,7 @@ def test_image_size_limit():
         F.entry_image(path, ptx, max_size=16)
 
 
+@pytest.mark.slow
 def test_mutated_fixtures_never_escape_input_error():
     """Flip bytes in headers of several fixtures: only InputError may come out."""
     hypothesis = pytest.importorskip("hypothesis")

@@ -479,6 +479,7 @@ def test_fuzz_truncations_of_real_locks(cut: int) -> None:
 # -- speed ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_big_uv_lock_costs_little_beyond_tomli(tmp_path: Path) -> None:
     import sys
 

@@ -58,6 +58,7 @@ def verbs(h: Hostile) -> dict[str, tuple[str, ...]]:
             "image": ("image", str(h.image), *GPU)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["kernels", "abi", "doctor", "image"])
 def test_damaged_entries_are_rebuilt_and_change_nothing(hostile, tmp_path, verb):
     argv = verbs(hostile)[verb]
@@ -84,6 +85,7 @@ def valid(cache: Path, entry: Path) -> bool:
     return c.get(kind, sha, version) is not None and c.rebuilt == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["kernels", "doctor"])
 def test_concurrent_runs_share_a_cold_cache(hostile, tmp_path, verb):
     argv = verbs(hostile)[verb]

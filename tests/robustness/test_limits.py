@@ -97,6 +97,7 @@ def test_zip_bomb_member_is_refused_and_named(tmp_path):
 
 # -- a symbol table that points past the file ----------------------------------------------------
 
+@pytest.mark.slow
 def test_symbol_table_past_the_end_is_an_input_error_naming_the_offset(tmp_path):
     """Also: tests/binary/test_elf.py (fixtures/abi/broken/*.so: dynsym_past_end, dynsym_huge_count,
     symbol_name_past_strtab, verneed_huge_count, stripped_huge_gnu_hash)."""
@@ -144,6 +145,7 @@ def test_50_mb_lockfile_is_refused_before_it_is_read(tmp_path, name):
 
 # -- a docker save layer bomb --------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", ["gzip layer.tar", "docker save | gzip"])
 def test_docker_save_layer_bomb_is_stopped(tmp_path, shape):
     """Also: tests/image/test_reader.py::test_decompression_bomb_is_stopped (OCI layouts, gzip
@@ -173,6 +175,7 @@ def test_deeply_nested_path_in_a_layer_is_refused(tmp_path):
     assert "path 301 folders deep (limit 256)" in err
 
 
+@pytest.mark.slow
 def test_symlink_loops_in_an_image_end_and_stay_inside(tmp_path):
     """Also: tests/image/test_reader.py::test_symlinks_stay_inside_the_image (loops raise InputError
     'symbolic links', links out of the root resolve inside it)."""

@@ -108,12 +108,14 @@ def _check(h: Hostile, tmp: Path, *argv: str, python: str | None = None) -> tupl
 GPU = ("--gpu", "h200", "--driver", "580.95.05")
 
 
+@pytest.mark.slow
 def test_check_over_hostile_lockfiles_and_dockerfile(hostile, tmp_path):
     report, proc = _check(hostile, tmp_path, "check", str(hostile.locks / "requirements.txt"),
                           str(hostile.locks / "uv.lock"), str(hostile.locks / "Dockerfile"), "--format", "json")
     assert report["exit"] in (0, 1, 2)
 
 
+@pytest.mark.slow
 def test_kernels_over_a_hostile_wheel_and_broken_binaries(hostile, tmp_path):
     broken = sorted(str(p) for p in (Path(__file__).parents[2] / "fixtures/kernels/broken").iterdir())
     report, proc = _check(hostile, tmp_path, "kernels", str(hostile.wheel), *GPU, "--format", "json")
@@ -125,10 +127,12 @@ def test_kernels_over_a_hostile_wheel_and_broken_binaries(hostile, tmp_path):
     _check(hostile, tmp_path, "kernels", *broken, *GPU)
 
 
+@pytest.mark.slow
 def test_abi_over_a_hostile_wheel(hostile, tmp_path):
     _check(hostile, tmp_path, "abi", str(hostile.wheel), str(hostile.torch_wheel), "--format", "json")
 
 
+@pytest.mark.slow
 def test_doctor_over_a_hostile_site_packages(hostile, tmp_path):
     report, proc = _check(hostile, tmp_path, "doctor", "--site-packages", str(hostile.site), *GPU,
                           "--format", "json")
@@ -136,6 +140,7 @@ def test_doctor_over_a_hostile_site_packages(hostile, tmp_path):
     assert out["environment"]["torch"]["version"] == "2.11.0+cu130"  # version.py parsed, not run
 
 
+@pytest.mark.slow
 def test_doctor_runs_only_the_interpreter_it_is_given(hostile, tmp_path):
     report, _ = _check(hostile, tmp_path, "doctor", "--python", sys.executable, *GPU, "--format", "json",
                        python=sys.executable)
@@ -143,6 +148,7 @@ def test_doctor_runs_only_the_interpreter_it_is_given(hostile, tmp_path):
     assert [sys.executable, "-I", "-S", "-c"] in runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["hostile", "root-whiteout"])
 def test_image_over_a_hostile_archive(hostile, tmp_path, which):
     path = hostile.image if which == "hostile" else Path(__file__).parents[2] / "fixtures/fuzz-crashes/image/root-whiteout.tar"
@@ -177,6 +183,7 @@ json.dump({{"events": audited.EVENTS, "modules": {{}}}}, open({str(tmp_path / "r
 
 # -- links never lead out of the archive -------------------------------------------------------
 
+@pytest.mark.slow
 def test_image_links_to_host_files_resolve_inside_the_image(tmp_path):
     """A symbolic link and a hard link in a layer naming a real GPU library of THIS machine (by its
     absolute host path, and by `..` climbing out): if wheeldoc followed either out of the image, the

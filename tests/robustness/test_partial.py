@@ -43,6 +43,7 @@ def wd002(report: dict) -> dict[str, str]:
     return {f.get("member") or f["path"]: f["message"] for f in report["findings"] if f["rule"] == "WD002"}
 
 
+@pytest.mark.slow
 def test_kernels_skips_the_unreadable_member_and_reads_the_rest(hostile, tmp_path):
     code, report, err = wheeldoc(tmp_path, "kernels", str(hostile.wheel), *GPU)
     skipped = wd002(report)
@@ -56,6 +57,7 @@ def test_kernels_skips_the_unreadable_member_and_reads_the_rest(hostile, tmp_pat
     assert wheeldoc(tmp_path, "kernels", str(hostile.wheel), *GPU, "--fail-on", "error")[0] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("verb", ["doctor", "image"])
 def test_doctor_and_image_skip_the_unreadable_library_and_read_the_rest(hostile, tmp_path, verb):
     argv = ("doctor", "--site-packages", str(hostile.site)) if verb == "doctor" else ("image", str(hostile.image))
@@ -80,6 +82,7 @@ def test_an_unreadable_input_given_by_name_is_exit_2(hostile, tmp_path):
 # -- wheeldoc abi: reported in docs/robustness.md, fixed by the ABI analyzer's owner ------------
 
 
+@pytest.mark.slow
 def test_abi_unreadable_member_is_a_skipped_part_not_an_input_error(hostile, tmp_path):
     code, report, _ = wheeldoc(tmp_path, "abi", str(hostile.wheel), str(hostile.torch_wheel))
     rules = {f.get("member"): f["rule"] for f in report["findings"] if f["rule"] in ("WD001", "WD002")}
@@ -87,6 +90,7 @@ def test_abi_unreadable_member_is_a_skipped_part_not_an_input_error(hostile, tmp
     assert code != 2  # not as if the wheel itself could not be read
 
 
+@pytest.mark.slow
 def test_abi_lists_the_members_the_wheel_reader_refused(hostile, tmp_path):
     _, report, _ = wheeldoc(tmp_path, "abi", str(hostile.wheel), str(hostile.torch_wheel))
     named = {f.get("member") for f in report["findings"]} | {s.get("member") for s in report["skipped"]}

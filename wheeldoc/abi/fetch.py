@@ -72,7 +72,7 @@ class LockedWheel:
 def uv_binary() -> str:
     from wheeldoc.lockfile.resolve import uv_binary as find
 
-    return find()
+    return find("resolving a torch requirement")
 
 
 def lock(requirements: list[str], options: IndexOptions, *, python_version: str | None,

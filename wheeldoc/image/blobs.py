@@ -338,7 +338,9 @@ def check_zstd_frames(r: Range, where: str) -> None:
 
 
 def _unzstd(r: Range, where: str) -> Iterator[tuple[int, bytes]]:
-    import zstandard
+    from wheeldoc.core.optional import require
+
+    zstandard = require("zstandard", "reading a zstd-compressed image layer", path=where, extra="image")
 
     check_zstd_frames(r, where)
 

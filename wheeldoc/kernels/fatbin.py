@@ -498,6 +498,12 @@ def _image(reader: _Reader, entry: FatbinEntry, path: str, member: str | None,
         raise LimitExceeded(path, f"entry declares a {want}-byte image (limit {max_size})",
                             offset=entry.offset + 0x38, member=member)
     data = reader.read(start, entry.compressed_size or 0)
+    codec = {"zstd": "zstandard", "lz4": "lz4.block"}.get(entry.compression or "")
+    if codec is not None:  # before the try below: a missing codec is not a corrupt entry
+        from wheeldoc.core.optional import require
+
+        require(codec, f"decompressing a {entry.compression}-compressed {entry.kind} entry", path=path,
+                extra="kernels", offset=entry.payload_offset, member=member)
     try:
         if entry.compression == "zstd":
             import zstandard

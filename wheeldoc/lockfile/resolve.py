@@ -26,23 +26,29 @@ RESOLVE_TIMEOUT_S = 600
 
 
 def resolved_dir() -> Path:
-    base = os.environ.get("WHEELDOC_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "wheeldoc")
-    return Path(base) / "resolved"
+    from wheeldoc.core.cache import default_dir
+
+    return default_dir() / "resolved"
 
 
-def uv_binary() -> str:
+def uv_binary(purpose: str = "`--resolve`") -> str:
+    """uv on PATH first (the user's own, usually the newest), else the `uv` package's binary
+    (the `resolve` extra), else MissingDependency naming that extra."""
+    import shutil
+
+    found = shutil.which("uv")
+    if found:
+        return found
     try:
         from uv import find_uv_bin
 
         return find_uv_bin()
     except (ImportError, FileNotFoundError):
-        import shutil
+        from wheeldoc.core.optional import MissingDependency, install_hint
 
-        found = shutil.which("uv")
-        if not found:
-            raise InputError("uv", "`--resolve` needs uv, which is not installed") from None
-        return found
+        raise MissingDependency("uv", f"{purpose} runs uv, which is neither on PATH nor installed as a "
+                                "package: install uv (https://docs.astral.sh/uv/), or "
+                                + install_hint("uv", "resolve"), extra="resolve", distribution="uv") from None
 
 
 def compile_args(path: Path, args: argparse.Namespace, target: Target, output: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The verbs that belong to no single family (`check`, `rule`) and the table that maps each verb
+"""The verbs that belong to no single family (`check`, `rule`, `cache`) and the table that maps each verb
 name to the module that runs it.
 """
 
@@ -13,6 +13,7 @@ COMMANDS = {
     "kernels": "wheeldoc.kernels.command",
     "doctor": "wheeldoc.doctor.command",
     "image": "wheeldoc.doctor.command_image",
+    "cache": "wheeldoc.verbs.cache",
 }
 
 
