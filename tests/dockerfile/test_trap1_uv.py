@@ -78,3 +78,19 @@ def test_real_uv_replaces_the_cuda_torch_and_override_keeps_it(tmp_path: Path) -
                     "--override", str(overrides), str(dependent)], check=True)
     got = _installed(kept)
     assert got["torch"] == "2.11.0+cu130" and got["vllm"] == "0.99.0", "--override kept the CUDA torch"
+
+
+def test_requirement_read_from_a_wheel_in_the_build_context(tmp_path: Path) -> None:
+    """The story's shape: a rolling vLLM wheel (not on PyPI) copied from the build context over a
+    CUDA torch; its own METADATA says which torch it wants."""
+    build_wheel(tmp_path / "wheels", "vllm", "0.16.1rc1.dev20260607+cu133", requires=["torch==2.10.0"],
+                platform="manylinux_2_28_aarch64", python_tag="cp38", abi_tag="abi3")
+    (tmp_path / "Dockerfile").write_text(
+        "FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04\n"
+        "COPY --from=ghcr.io/astral-sh/uv:0.9.5 /uv /usr/local/bin/uv\n"
+        "RUN uv pip install --system 'torch==2.11.0+cu130' --index-url https://download.pytorch.org/whl/cu130\n"
+        "COPY wheels/ /tmp/wheels/\n"
+        "RUN uv pip install --system /tmp/wheels/vllm-*.whl\n")
+    found = [f for f in _check(tmp_path / "Dockerfile") if f["rule"] == "WD403"]
+    assert [(f["line"], f["severity"]) for f in found] == [(5, "error")]
+    assert found[0]["data"]["torch_required"] == "==2.10.0" and "METADATA of vllm-0.16.1rc1" in found[0]["message"]

@@ -497,8 +497,13 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             if got is not None:
                 yield got
             continue  # a torch is there: requirements that admit it keep it
-        if state.present is None or intent is None:
-            continue  # the base image may hold a torch: nothing to judge
+        if state.present is None:
+            got = _unknown_base(facts, step, state)
+            if got is not None:
+                yield got
+            continue  # the base image may hold a torch: nothing more to judge
+        if intent is None:
+            continue
         needs, unknown = facts.torch_needs(step)
         if inst.has("--no-deps"):
             needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, 1)[0]) in TORCH_FAMILY)
@@ -549,6 +554,34 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         )
 
 
+def _unknown_base(facts: DockerFacts, step: Step, state) -> Finding | None:
+    """An install that pins torch over a base image the table does not know: say what is known."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    inst = step.install
+    if inst is None or inst.has("--no-deps") or ts._named_torch(facts, step)[0] or ts.protected(facts, step):
+        return None
+    reqs = [r for r in ts.requirements(facts, step, state) if r.spec]
+    if not reqs:
+        return None
+    r = reqs[0]
+    root = facts.graph.root(step.stage)
+    base = "a base image given by a build argument" if root.base_unknown else f"the base image {root.base}"
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.INFO,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {r.what} requires torch{r.spec}. "
+                f"Whether {base} ships a torch, and which, is unknown here (not in the base-image table): if it "
+                f"ships another one, this install replaces it.",
+        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json)",
+                  "base image: unknown to wheeldoc/data/base_images.json"),
+        fix=Fix("If the base image's torch must stay, hold it: `--override` (uv) or `-c` (pip) with a file "
+                "holding `torch==<the image's version>`", "display-only"),
+        data={"stage": step.stage.label, "package": r.package, "package_version": r.version,
+              "torch_required": r.spec, "torch_installed": None, "base_known": False, "known": False},
+    )
+
+
 def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | None:
     """The story's trap 1: an install whose requirement does not admit the torch already in the
     image replaces it (pip and uv keep an installed torch only while every requirement admits it)."""
@@ -572,10 +605,11 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     r = (bad or unsure)[0][0]
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else "a version not known here")
     if r.spec:
-        wants = f"{r.what} requires torch{r.spec} (its wheel METADATA on PyPI)"
+        wants = f"{r.what} requires torch{r.spec} ({r.source})"
     elif r.newest:
-        wants = (f"{r.what} pins an exact torch in every release (the newest in the table, {r.package} "
-                 f"{r.newest[0]}, pins torch{r.newest[1]})")
+        wants = (f"{r.what} names no version: pip and uv take the newest release and change torch to fit it "
+                 f"(the newest in the table, {r.package} {r.newest[0]}, requires torch{r.newest[1]}; later "
+                 f"releases do not ask for an older one)")
     else:
         wants = f"{r.what} pins an exact torch in every release the table lists; which one depends on the release"
     pip_constraint = state.constraint if inst.tool == "pip" else None

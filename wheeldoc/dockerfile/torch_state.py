@@ -23,6 +23,11 @@ _PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(==|===
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$")
 
 
+# Projects whose source tree pins torch exactly too (not only their PyPI wheels): vLLM's
+# requirements/cuda.txt holds `torch==X.Y.Z` (its use_existing_torch.py exists to strip it).
+SOURCE_PINS_EXACT = frozenset({"vllm"})
+
+
 @dataclass(frozen=True)
 class TorchState:
     """The torch in the image at a step. `present` None: the base image is unknown."""
@@ -46,6 +51,7 @@ class Requirement:
     exact: bool
     newest: tuple[str, str] | None  # (newest release in the table, its torch pin) for an unversioned install
     what: str  # as written
+    source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json"
 
 
 def _uninstalls_torch(step: Step) -> bool:
@@ -175,6 +181,14 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
         base = posixpath.basename(spec.split("#", 1)[0].split("?", 1)[0])
         name = version = None
         vcs = False
+        if base.endswith(".whl") and "://" not in spec:
+            local = context_wheel(facts, step, spec)
+            if local is not None:
+                got = _wheel_requirement(local)
+                if got is not None:
+                    out.append(Requirement(got[0], got[1], got[2], got[2].startswith("=="), None, spec,
+                                           f"the METADATA of {local.name} in the build context"))
+                    continue
         if base.endswith(".whl") and (m := _WHEEL.match(base)):
             name, version = normalize(m[1]), m[2].split("+", 1)[0]
         elif "://" in spec or spec.startswith("git+"):
@@ -203,6 +217,11 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
             version = p[3] if p else None
         if name not in pins:
             continue
+        if vcs or ((("://" in spec or spec.startswith("git+")) and not base.endswith(".whl"))):
+            if name not in SOURCE_PINS_EXACT:
+                continue  # a source build's requirement comes from its setup, not from the PyPI wheel's pin
+            if not vcs:
+                continue  # a tagged checkout: which release it matches is not known here
         if name in ("torchvision", "torchaudio") and version is None:
             continue  # unpinned: follows the installed torch
         if version is None and not vcs and state is not None and name in state.ships and not upgrade:
@@ -261,3 +280,55 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
         return False
     return None
     return None
+
+
+def context_wheel(facts: DockerFacts, step: Step, spec: str):
+    """The wheel file in the build context that `spec` (a path in the image, `*` allowed in the
+    file name) is, when a COPY/ADD from the context put it there; else None."""
+    import fnmatch
+    from pathlib import Path
+
+    ab = facts.abs_path(step.ins, spec)
+    if ab is None:
+        return None
+    chain = [st.index for st in facts.chain(step.stage)]
+    order = (step.ins.index, step.index)
+    for idx in reversed(chain):
+        for f in reversed(facts._writes[idx]):
+            if f.context is None or (idx == step.stage.index and f.order >= order):
+                continue
+            if f.path == ab:
+                rel = f.context
+            elif f.is_dir and ab.startswith(f.path.rstrip("/") + "/"):
+                rel = posixpath.join(f.context, posixpath.relpath(ab, f.path))
+            else:
+                continue
+            rel = posixpath.normpath(rel)
+            if rel.startswith("..") or posixpath.isabs(rel):
+                return None
+            local = Path(facts.context) / rel
+            if any(c in local.name for c in "*?["):
+                try:
+                    hits = sorted(p for p in local.parent.iterdir() if fnmatch.fnmatch(p.name, local.name))
+                except OSError:
+                    return None
+                return hits[0] if len(hits) == 1 else None
+            return local if local.is_file() else None
+    return None
+
+
+def _wheel_requirement(wheel) -> tuple[str, str | None, str] | None:
+    """(name, version, torch specifier) from a local wheel's file name and METADATA; the
+    specifier is "" when the wheel does not require torch."""
+    from wheeldoc.binary.wheelmeta import requires_dist
+
+    m = _WHEEL.match(wheel.name)
+    if not m:
+        return None
+    spec = ""
+    for line in requires_dist(wheel):
+        n = _NAME.match(line)
+        if n and normalize(n[1]) == "torch" and "extra ==" not in line:
+            spec = n[2].split(";", 1)[0].strip().strip("()").replace(" ", "")
+            break
+    return normalize(m[1]), m[2].split("+", 1)[0], spec
