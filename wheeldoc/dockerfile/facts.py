@@ -538,7 +538,9 @@ class DockerFacts:
             for n in env_names:
                 v = self.var(step, n)
                 if v is not None and (inst.tool == "uv") == n.startswith("UV_"):
-                    files += (v.value or "").split() if v.value else [f"${n}"]
+                    if v.value is not None and not v.value.strip():
+                        continue  # set to empty: no constraint (how NGC images' PIP_CONSTRAINT is cleared)
+                    files += v.value.split() if v.value else [f"${n}"]
             for f in files:
                 rf = self.requirements(step, f) if not f.startswith("$") else None
                 if rf is None:

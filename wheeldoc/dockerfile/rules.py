@@ -60,6 +60,11 @@ def _variant_for(facts: DockerFacts, stage: Stage, ctx: Context) -> tuple[str, s
 
 # -- WD401 ---------------------------------------------------------------------------------------
 
+# Values a tool uses when the variable is unset: setting them changes nothing. torch's
+# cpp_extension looks for CUDA in /usr/local/cuda when CUDA_HOME and CUDA_PATH are unset
+# (`_find_cuda_home`, after `which nvcc`).
+_TOOL_DEFAULTS = {"CUDA_HOME": "/usr/local/cuda", "CUDA_PATH": "/usr/local/cuda"}
+
 
 @dataclass(frozen=True)
 class _Setter:
@@ -77,7 +82,7 @@ class _Setter:
 
 def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
     if var.tool == "build":
-        return step.build is not None
+        return step.build is not None and not _cuda_build_skipped(step)
     inst = step.install
     if inst is None or inst.tool != var.tool or not step.is_install:
         return False
@@ -91,6 +96,12 @@ def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
         if var.when == "sync":
             return inst.action in ("sync", "add")
     return True
+
+
+def _cuda_build_skipped(step: Step) -> bool:
+    """`MAMBA_SKIP_CUDA_BUILD=TRUE pip install …`: the project's switch that turns its CUDA build off."""
+    return any(k.endswith("SKIP_CUDA_BUILD") and v.strip("\"'").lower() in ("1", "true", "yes", "on")
+               for k, v in (*step.command.assignments, *step.command.exported))
 
 
 def _involves_torch(facts: DockerFacts, step: Step) -> bool:
@@ -195,9 +206,16 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             if key in done:
                 extra_lines.setdefault(key, []).append(step.line)
                 continue
-            setters = _setters(facts, var)
+            chain = {st.index for st in facts.chain(step.stage)}
+            # a setter later in this stage (or its base stages) is not another stage's: the command
+            # runs before it on purpose
+            setters = [st for st in _setters(facts, var)
+                       if not (st.stage is not None and st.stage.index in chain and (st.line or 0) > step.line)]
             if not setters:
                 continue
+            default = _TOOL_DEFAULTS.get(min(var.names))
+            if default is not None and all((s.value or "").rstrip("/") == default for s in setters):
+                continue  # every stage that sets it sets the value the tool uses anyway
             done.add(key)
             where = _where(step.stage)
             first = setters[0]
@@ -415,7 +433,9 @@ def _cuda_fix(facts: DockerFacts, step: Step, ctx: Context) -> Fix:
 
 @rule("WD403", "torch-may-be-cpu", title="a torch-dependent install that can silently take a CPU torch",
       severity=Severity.WARNING, fix="unsafe",
-      examples=(Example(("check", f"{R}/wd403-unpinned.Dockerfile"), True),
+      examples=(Example(("check", f"{R}/wd403-trap1.Dockerfile"), True),
+                Example(("check", f"{R}/wd403-trap1-fixed.Dockerfile"), False),
+                Example(("check", f"{R}/wd403-unpinned.Dockerfile"), True),
                 Example(("check", f"{R}/wd403-cpu-index.Dockerfile"), True),
                 Example(("check", f"{D}/json-shell-forms.Dockerfile"), False),
                 Example(("check", f"{R}/wd403-pinned.Dockerfile"), False),
@@ -424,42 +444,65 @@ def _cuda_fix(facts: DockerFacts, step: Step, ctx: Context) -> Fix:
 def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
-    Finds `pip install` / `uv pip install` of packages that need torch (torch itself,
-    torchvision, torchaudio, vLLM, FlashInfer, flash-attn, xformers, …; a local wheel of
-    unknown content when the file installs torch elsewhere; the same names inside a `-r`
-    requirements file it can read from the build context or the Dockerfile) where nothing
-    decides the torch build: no `torch==X+cuNNN` pin (on the command line, in a requirements,
-    overrides or constraints file), no CUDA index (`--index-url`, `--extra-index-url`,
-    `UV_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, … ending in `/whl/cuNNN`), no `--torch-backend
-    cuNNN`, no CUDA torch installed earlier in the stage. A CPU index (`/whl/cpu`) next to
-    GPU packages is an error. `--torch-backend auto` is WD404's.
+    Models what pip and uv do with a torch that is already in the image: they keep it only
+    while every requirement of the new install admits it. The torch in the image comes from the
+    base image (`wheeldoc/data/base_images.json`: `pytorch/pytorch:<v>-cuda<c>-…` ships torch
+    `<v>`, `vllm/vllm-openai:v<x>` the torch vLLM `<x>` pins, NGC `nvcr.io/nvidia/pytorch` a
+    pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
+    an uninstall removes it). The new requirement comes from the torch-pin table built from the
+    packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json`: vllm 0.9.1 requires
+    torch==2.7.0; sglang's `srt` extra; xformers), for a version given on the command line, in a
+    wheel's file name, or, with no version, the newest release (pip and uv pick it and change torch
+    to fit). When the requirement does not admit the torch that is there and nothing holds torch
+    (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
+    command), it is an error; when either side is not known, an info saying so.
+
+    With no torch in the image (a known base that ships none), it also finds installs of
+    torch-dependent packages where nothing decides the build: a CPU index next to GPU packages is
+    an error; an unpinned PyPI torch is a warning on an aarch64 target (PyPI may serve a CPU
+    build there) and info elsewhere (PyPI's linux x86-64 torch is a CUDA build).
 
     ## Why is this bad?
-    A package that needs torch without pinning its build lets the resolver take any torch
-    that satisfies the version: `torch==2.10.0` is also satisfied by `2.10.0+cpu`. In the field
-    report FlashInfer did not pin torch and uv resolved `torch 2.10.0+cpu` under a CUDA vLLM
-    wheel: no error, `torch.version.cuda` is `None`. Which torch PyPI serves also depends on
-    the platform and the release.
+    A CUDA torch installed earlier is not protection: it is what gets replaced. In the field
+    report a vLLM wheel was installed over `torch 2.11.0+cu130` and the resolver put in another
+    torch (`2.10.0+cpu` from the index it used): no error, `torch.version.cuda` is `None`. On an
+    NGC image pip instead refuses (its `/etc/pip/constraint.txt` pins the image's torch) and the
+    build fails; uv ignores that file and replaces torch.
 
     ## Example
     ```dockerfile
-    RUN uv pip install --system /tmp/vllm-0.11.1-cp38-abi3-manylinux_2_28_aarch64.whl
+    FROM vllm/vllm-openai:v0.7.3            # torch 2.5.1 (vllm 0.7.3 pins it)
+    RUN uv pip install --system vllm==0.9.1   # requires torch==2.7.0: torch is replaced
     ```
 
     ## Fix
-    Pin the CUDA build: with uv, `--torch-backend cu130` or an overrides file holding
-    `torch==2.11.0+cu130` passed with `--override`; with pip, `--extra-index-url
-    https://download.pytorch.org/whl/cu130` and a constraint `torch==2.11.0+cu130`. The variant
-    follows the base image's CUDA (or the target driver). The edit adds the flag (unsafe: it
-    changes what is installed).
+    Keep the torch that is there: an overrides file holding it, passed with `--override` (uv),
+    or a constraint with `-c` (pip): `python -c "import importlib.metadata as m;
+    print('torch==' + m.version('torch'))" > /tmp/torch.txt` then `uv pip install --override
+    /tmp/torch.txt …` / `pip install -c /tmp/torch.txt …`. If the package was built against
+    another torch, check the ABI first (`wheeldoc abi`). Or install the torch the package pins,
+    from a CUDA index, on purpose.
     """
+    from wheeldoc.dockerfile import torch_state as ts
+
     gpu = _gpu_packages(facts)
     intent = _cuda_intent(facts, ctx)
-    if intent is None:
-        return
     for step in facts.steps:
         inst = step.install
         if inst is None or not step.installs_packages or not step.network:
+            continue
+        state = ts.state_before(facts, step)
+        if state.present:
+            got = _replaced(facts, step, state, ctx)
+            if got is not None:
+                yield got
+            continue  # a torch is there: requirements that admit it keep it
+        if state.present is None:
+            got = _unknown_base(facts, step, state)
+            if got is not None:
+                yield got
+            continue  # the base image may hold a torch: nothing more to judge
+        if intent is None:
             continue
         needs, unknown = facts.torch_needs(step)
         if inst.has("--no-deps"):
@@ -475,9 +518,6 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             continue
         if any(s.variant and (s.variant.startswith("rocm") or s.variant == "xpu") for s in sources):
             continue
-        earlier = _torch_earlier(facts, step)
-        if earlier is not None and not _upgrades(step):
-            continue
         cpu = [s for s in sources if s.variant == "cpu" or (s.variant or "").startswith("cpu")]
         names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) for n in needs}
         wants_gpu = bool(names & gpu) or any(n.endswith(".whl") and normalize(n.split("/")[-1].split("-")[0]) in gpu
@@ -490,7 +530,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             severity = Severity.ERROR
             why = f"a CPU index is in effect ({cpu[0].why}): torch comes from it as a +cpu build"
         else:
-            severity = Severity.WARNING
+            # PyPI's linux x86-64 torch is a CUDA build; only an aarch64 target makes a CPU build likely
+            severity = Severity.WARNING if platform == "aarch64" else Severity.INFO
             why = "nothing pins the torch build: no +cuNNN pin, override, constraint, CUDA index or --torch-backend"
         evidence = [f"CUDA wanted: {intent}", *(f"installs {n}" for n in (needs + unknown)[:6])]
         if unknown and not needs:
@@ -499,7 +540,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             evidence.append(f"platform {platform}: " + (
                 "PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64" else
                 "PyPI's torch is a CUDA build of whatever CUDA that release defaults to" if platform == "x86_64"
-                else "which build PyPI serves depends on the platform and the release"))
+                else "PyPI's linux x86-64 torch is a CUDA build of the CUDA that release defaults to; on aarch64 "
+                     "it may be CPU-only"))
         yield Finding(
             rule="WD403", title="a torch-dependent install that can silently take a CPU torch",
             severity=severity, location=_loc(facts, step.line),
@@ -510,6 +552,110 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             data={"stage": step.stage.label, "needs": list(needs), "unknown": list(unknown),
                   "cpu_source": cpu[0].why if cpu else None, "platform": platform},
         )
+
+
+def _unknown_base(facts: DockerFacts, step: Step, state) -> Finding | None:
+    """An install that pins torch over a base image the table does not know: say what is known."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    inst = step.install
+    if inst is None or inst.has("--no-deps") or ts._named_torch(facts, step)[0] or ts.protected(facts, step):
+        return None
+    reqs = [r for r in ts.requirements(facts, step, state) if r.spec]
+    if not reqs:
+        return None
+    r = reqs[0]
+    root = facts.graph.root(step.stage)
+    base = "a base image given by a build argument" if root.base_unknown else f"the base image {root.base}"
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.INFO,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {r.what} requires torch{r.spec}. "
+                f"Whether {base} ships a torch, and which, is unknown here (not in the base-image table): if it "
+                f"ships another one, this install replaces it.",
+        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json)",
+                  "base image: unknown to wheeldoc/data/base_images.json"),
+        fix=Fix("If the base image's torch must stay, hold it: `--override` (uv) or `-c` (pip) with a file "
+                "holding `torch==<the image's version>`", "display-only"),
+        data={"stage": step.stage.label, "package": r.package, "package_version": r.version,
+              "torch_required": r.spec, "torch_installed": None, "base_known": False, "known": False},
+    )
+
+
+def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | None:
+    """The story's trap 1: an install whose requirement does not admit the torch already in the
+    image replaces it (pip and uv keep an installed torch only while every requirement admits it)."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    inst = step.install
+    assert inst is not None
+    if inst.has("--no-deps") or ts._named_torch(facts, step)[0]:
+        return None  # nothing resolved, or torch chosen on purpose in the same command
+    holder = ts.protected(facts, step)
+    if holder is not None:
+        return None
+    reqs = ts.requirements(facts, step, state)
+    verdicts = [(r, ts.admitted(r, state)) for r in reqs]
+    bad = [(r, v) for r, v in verdicts if v is False]
+    unsure = [(r, v) for r, v in verdicts if v is None]
+    if not bad and not unsure:
+        return None
+    if not bad and state.version is None and not state.prerelease:
+        return None  # neither side known: nothing worth saying
+    r = (bad or unsure)[0][0]
+    have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else "a version not known here")
+    if r.spec:
+        wants = f"{r.what} requires torch{r.spec} ({r.source})"
+    elif r.newest:
+        wants = (f"{r.what} names no version: pip and uv take the newest release and change torch to fit it "
+                 f"(the newest in the table, {r.package} {r.newest[0]}, requires torch{r.newest[1]}; later "
+                 f"releases do not ask for an older one)")
+    else:
+        wants = f"{r.what} pins an exact torch in every release the table lists; which one depends on the release"
+    pip_constraint = state.constraint if inst.tool == "pip" else None
+    if pip_constraint is not None:
+        v = facts.var(step, "PIP_CONSTRAINT")
+        if v is not None and not (v.value or "").strip():
+            pip_constraint = None  # cleared in the Dockerfile
+    if bad:
+        severity = Severity.ERROR
+        if pip_constraint:
+            outcome = (f"pip refuses to resolve it ({pip_constraint} pins the image's torch): the build fails, or "
+                       f"works only once that constraint is cleared, and then torch is replaced")
+        else:
+            outcome = (f"{'uv' if inst.tool == 'uv' else 'pip'} replaces the torch already there with the one "
+                       f"the index serves, without an error (on some platforms and indexes a CPU build)")
+        message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already "
+                   f"in the image does not satisfy: torch {have}, {state.where}. {outcome}.")
+    else:
+        severity = Severity.INFO
+        message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}. Whether that admits the "
+                   f"torch already in the image (torch {have}, {state.where}) is not known here; if it does not, "
+                   f"the install replaces it.")
+    keep = f"torch=={state.version}" if state.version else "the installed torch (`pip list` shows it)"
+    if inst.tool == "uv":
+        title = (f"Keep the torch that is there: write `{keep}` to an overrides file and pass it with "
+                 f"`--override` (uv)")
+        cmd = ("python -c \"import importlib.metadata as m; print('torch==' + m.version('torch'))\" "
+               "> /tmp/torch-override.txt && uv pip install --override /tmp/torch-override.txt …")
+    else:
+        title = f"Keep the torch that is there: constrain it with `-c` (pip), a file holding `{keep}`"
+        cmd = ("python -c \"import importlib.metadata as m; print('torch==' + m.version('torch'))\" "
+               "> /tmp/torch-constraint.txt && pip install -c /tmp/torch-constraint.txt …")
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=severity,
+        location=_loc(facts, step.line), message=message,
+        evidence=(f"torch in the image: {have} ({state.where})", f"{r.package}: {r.spec or 'exact pin'}",
+                  "an installed torch is kept only while every new requirement admits it; nothing here holds it "
+                  "(no --override, -c/--constraint, PIP_CONSTRAINT/UV_CONSTRAINT naming torch, --no-deps)",
+                  "if the override keeps an older torch than the package was built for, check the ABI: "
+                  "`wheeldoc abi <wheel> torch==<version>`"),
+        fix=Fix(title, "display-only", command=cmd),
+        data={"stage": step.stage.label, "package": r.package, "package_version": r.version,
+              "torch_required": r.spec or (r.newest[1] if r.newest else None), "torch_installed": state.version,
+              "torch_prerelease": state.prerelease, "installed_by": state.where,
+              "known": bool(bad), "pip_constraint": pip_constraint},
+    )
 
 
 _AUTO = re.compile(r"(--torch-backend[= ]+|UV_TORCH_BACKEND=)([\"']?)auto\b")
@@ -616,88 +762,94 @@ _WHY_MINOR = ("the torch wheels bring their own CUDA {t} libraries (nvidia-* whe
 @rule("WD405", "base-image-cuda-mismatch", title="base image CUDA differs from the torch build's CUDA",
       severity=Severity.ERROR,
       examples=(Example(("check", f"{R}/wd405-mismatch.Dockerfile"), True),
-                Example(("check", f"{R}/wd405-minor.Dockerfile"), True),
+                Example(("check", f"{R}/wd405-minor.Dockerfile"), False),
+                Example(("check", f"{R}/wd405-runtime-newer.Dockerfile"), False),
                 Example(("check", f"{R}/wd405-match.Dockerfile"), False),
                 Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), False),
                 Example(("check", f"{REF}/vllm-gb10.Dockerfile"), False)))
 def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     """
     ## What it does
-    Compares the CUDA version of a stage's base image (`nvidia/cuda:12.8.1-…`,
-    `pytorch/pytorch:2.9.0-cuda12.8-…`, NGC `nvcr.io/nvidia/pytorch:YY.MM` releases in the
-    table; global `ARG` defaults are resolved) with the CUDA of the torch it installs (a
-    `+cu130` local tag, a `/whl/cu130` index, `--torch-backend cu130`, an override or
-    constraint), or that it copies from another stage (`COPY --from`). A different major is an
-    error; a torch built for a newer minor than the image's is a warning.
+    Finds a command that compiles CUDA code (a source install, `--no-build-isolation`,
+    `setup.py`, cmake, nvcc) in a devel image whose nvcc is of another CUDA major than the torch
+    it compiles against: a torch installed earlier in the stage chain (`+cu130` local tag,
+    `/whl/cu130` index, `--torch-backend cu130`, an override or constraint) or the torch of a
+    `pytorch/pytorch` devel image. The image's CUDA comes from the base-image table
+    (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
 
     ## Why is this bad?
-    A torch for CUDA 13 in a CUDA 12 image needs a driver the image does not declare, and
-    any extension compiled in the image with its nvcc fails: torch.utils.cpp_extension refuses
-    a different CUDA major. Within one major, a newer torch minor runs its own CUDA libraries
-    (the nvidia-* wheels) beside the image's older ones: code compiled in the image links the
-    image's runtime, two CUDA runtimes load into one process, and the image's
-    `NVIDIA_REQUIRE_CUDA` understates the driver the wheels need.
+    torch.utils.cpp_extension compares the CUDA of nvcc with the CUDA torch was built with and
+    refuses a different major ("The detected CUDA version (12.8) mismatches the version that was
+    used to compile PyTorch (13.0)"); CMake builds through torch's config fail the same way. A
+    different minor only warns. A runtime image whose CUDA is newer (or older) than torch's is
+    fine: torch wheels carry their own CUDA libraries, and the driver is what must be new enough
+    (WD408 with `--driver`).
 
     ## Example
     ```dockerfile
     FROM nvidia/cuda:12.8.1-devel-ubuntu24.04
-    RUN pip install torch --index-url https://download.pytorch.org/whl/cu130
+    RUN pip install torch==2.11.0 --index-url https://download.pytorch.org/whl/cu130
+    RUN pip install --no-build-isolation git+https://github.com/facebookresearch/xformers.git@v0.0.32
     ```
 
     ## Fix
-    Use a base image of the torch build's CUDA (`nvidia/cuda:13.0.1-…` for `cu130`), or
-    install the torch build of the image's CUDA (`cu128` in a 12.8 or 12.9 image).
+    Build on a devel image of torch's CUDA major (`nvidia/cuda:13.0.1-devel-…` for `cu130`), or
+    install the torch build of the image's CUDA major.
     """
-    reported: set[tuple[int, int]] = set()
+    from wheeldoc.data.base_images import base_image
+
+    reported: set[tuple[int, str]] = set()
     for step in facts.steps:
-        base = facts.base_cuda(step.stage)
-        t = _torch_cuda(facts, step) if base else None
-        if base is None or t is None or t.cuda is None:
+        if step.build is None:
             continue
-        yield from _compare(facts, step.stage, step.line, base, t, f"line {step.line} installs torch for "
-                            f"CUDA {cuda_str(t.cuda)} ({t.why})", reported)
-    for ins in facts.df.instructions:
-        src = ins.flag("from") if ins.keyword == "COPY" else None
-        stage = facts.graph.stage_for(ins)
-        if not src or stage is None:
+        root = facts.graph.root(step.stage)
+        img = None if root.base_unknown else base_image(root.base)
+        if img is None or not img.nvcc or img.cuda is None:
+            continue  # no nvcc known in this image
+        got = _torch_before(facts, step)
+        if got is None:
+            t_cuda, why = (img.torch and img.cuda, f"the base image {root.base} ships torch for CUDA "
+                           f"{cuda_str(img.cuda)}") if img.torch is not None and img.row == "pytorch/pytorch" else \
+                (None, "")
+        else:
+            t_cuda, why = got
+        if t_cuda is None or t_cuda[0] == img.cuda[0]:
+            continue  # same major: torch.utils.cpp_extension accepts it (a minor difference only warns)
+        key = (step.stage.index, why)
+        if key in reported:
             continue
-        other = facts.graph.stage(int(src)) if src.isdecimal() else facts.graph.stage(src)
-        base = facts.base_cuda(stage)
-        if other is None or base is None or other.index == stage.index:
-            continue
-        got = _stage_torch(facts, other)
-        if got is None or got[1].cuda is None:
-            continue
-        step, t = got
-        yield from _compare(facts, stage, ins.start_line, base, t,
-                            f"line {ins.start_line} copies from {_where(other)}, whose torch (line {step.line}) is "
-                            f"for CUDA {cuda_str(t.cuda)} ({t.why})", reported)
+        reported.add(key)
+        b, tc = cuda_str(img.cuda), cuda_str(t_cuda)
+        yield Finding(
+            rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=Severity.ERROR,
+            location=_loc(facts, step.line),
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles CUDA code with the nvcc of "
+                    f"{root.base} (CUDA {b}) against a torch built for CUDA {tc} ({why}): "
+                    f"torch.utils.cpp_extension refuses a different CUDA major ('The detected CUDA version ({b}) "
+                    f"mismatches the version that was used to compile PyTorch ({tc})'), and CMake builds that use "
+                    f"torch's config fail the same way.",
+            evidence=(f"nvcc: {root.base} is a devel image of CUDA {b} ({img.source.split(';')[0]})",
+                      f"torch: CUDA {tc}: {why}",
+                      "a runtime image newer or older than torch's CUDA is fine: torch wheels carry their own CUDA "
+                      "libraries; only compiling against torch needs the same major"),
+            fix=Fix(f"Build on a CUDA {t_cuda[0]}.x devel image (nvidia/cuda:{tc}.x-devel-…), or install the torch "
+                    f"build of CUDA {img.cuda[0]} (cu{img.cuda[0]}{img.cuda[1]} or another CUDA {img.cuda[0]} "
+                    f"variant)", "display-only"),
+            data={"stage": step.stage.label, "image_cuda": b, "nvcc_cuda": b, "torch_cuda": tc},
+        )
 
 
-def _compare(facts: DockerFacts, stage: Stage, line: int, base: tuple[tuple[int, int], str], t: TorchSource,
-             what: str, reported: set[tuple[int, int]]) -> Iterator[Finding]:
-    (bcuda, image), tcuda = base, t.cuda
-    assert tcuda is not None
-    if tcuda[0] == bcuda[0] and tcuda[1] <= bcuda[1]:
-        return
-    if (stage.index, line) in reported:
-        return
-    reported.add((stage.index, line))
-    b, tc = cuda_str(bcuda), cuda_str(tcuda)
-    same_major = tcuda[0] == bcuda[0]
-    why = _WHY_MINOR.format(t=tc, b=b) if same_major else (
-        f"CUDA {tcuda[0]} and CUDA {bcuda[0]} are different ABIs: extensions built in the image with its nvcc fail "
-        f"against this torch (torch.utils.cpp_extension refuses a different CUDA major), and the driver the "
-        f"image declares may not run CUDA {tc}")
-    yield Finding(
-        rule="WD405", title="base image CUDA differs from the torch build's CUDA",
-        severity=Severity.WARNING if same_major else Severity.ERROR, location=_loc(facts, line),
-        message=f"{_where(stage)} is built on {image} (CUDA {b}); {what}. {why[0].upper() + why[1:]}.",
-        evidence=(f"base image: {image} (line {stage.line})", f"torch build: CUDA {tc}: {t.why}"),
-        fix=Fix(f"Use a CUDA {tc} base image (e.g. nvidia/cuda:{tc}.x-…) or install the torch build for "
-                f"CUDA {b} (cu{bcuda[0]}{bcuda[1]} or older of CUDA {bcuda[0]})", "display-only"),
-        data={"stage": stage.label, "image_cuda": b, "torch_cuda": tc},
-    )
+def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int], str] | None:
+    """CUDA of the torch the stage chain installed before `step` (local tag, index, backend)."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    found = None
+    for s in facts.steps[: step.index]:
+        if s.stage.index not in chain:
+            continue
+        t = _torch_cuda(facts, s)
+        if t is not None and t.cuda is not None:
+            found = (t.cuda, f"line {s.line}: {t.why}")
+    return found
 
 
 # -- WD406 ---------------------------------------------------------------------------------------
@@ -1155,30 +1307,114 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     after the stage's FROM (with `--gpu`, the edit adds that GPU's architecture; unsafe).
     """
     gpu = getattr(ctx.target, "gpu", None)
+    builds = _extension_builds()
     for step in facts.steps:
         if step.build is None or not _no_gpu_during_build(step):
             continue
-        name = _extension_name(facts, step)
-        if name is None and not (step.install is not None and step.install.no_build_isolation and facts.uses_torch):
+        if step.install is not None and step.install.action not in ("install", "pip install", "wheel", "tool install",
+                                                                    "add"):
             continue
+        name = _build_project(facts, step)
+        known = builds.get(name or "")
+        if known is not None and known["arch_source"] != "torch-default":
+            continue  # the project chooses its own architectures, or compiles no CUDA code
+        if _cuda_build_skipped(step):
+            continue
+        evidence = _cuda_build_evidence(facts, step)
+        switch = any(e.startswith("switch") for e in evidence)
+        if known is None and not switch and not (step.install is not None and step.install.no_build_isolation
+                                                 and facts.uses_torch):
+            continue  # nothing says this build compiles CUDA code against torch
         if any(facts.var(step, n) is not None for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES",
                                                         "CUDAARCHS", "FLASHINFER_CUDA_ARCH_LIST")):
             continue
         if any(facts.graph.setters(n) for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")):
             continue  # set elsewhere: WD401
+        if facts.graph.root(step.stage).base_unknown:
+            continue  # the base image may set TORCH_CUDA_ARCH_LIST
+        # how sure: a project known to leave the list to torch, or an explicit CUDA build switch
+        sure = known is not None or any(e.startswith("switch") for e in evidence)
+        severity = Severity.WARNING if sure else Severity.INFO
+        confidence = "high" if sure else "low"
+        why_sure = (f"{name} builds through torch.utils.cpp_extension ({known['source']})" if known else
+                    "; ".join(evidence) if evidence else "a --no-build-isolation source build in a file that "
+                    "installs torch: it may compile CUDA code")
         edit = None
         if gpu is not None:
             edit = insert_after_from(facts, step.stage, f'ENV TORCH_CUDA_ARCH_LIST="{gpu.cc}"')
         yield Finding(
-            rule="WD409", title="CUDA extension built without an architecture list", severity=Severity.WARNING,
+            rule="WD409", title="CUDA extension built without an architecture list", severity=severity,
             location=_loc(facts, step.line),
             message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles "
                     f"{name or 'a torch extension'} ({step.build}) with no TORCH_CUDA_ARCH_LIST: torch picks the "
-                    f"architectures of the GPUs it sees, and `docker build` shows it none.",
-            evidence=(f"FROM line {from_line(facts, step.stage)}",),
+                    f"architectures of the GPUs it sees, and `docker build` shows it none (confidence {confidence}: "
+                    f"{why_sure}).",
+            evidence=(f"FROM line {from_line(facts, step.stage)}", f"confidence {confidence}: {why_sure}"),
             fix=Fix("Set TORCH_CUDA_ARCH_LIST for the GPUs the image targets" + (f" ({gpu.cc} for {gpu.name})"
                                                                                  if gpu else ""),
                     "unsafe" if edit else "display-only", edits=(edit,) if edit else ()),
-            data={"stage": step.stage.label, "build": step.build, "project": name},
+            data={"stage": step.stage.label, "build": step.build, "project": name, "confidence": confidence,
+                  "evidence": list(evidence)},
         )
+
+
+_SWITCH = re.compile(r"^(?:FORCE_CUDA|BUILD_EXT|[A-Z0-9_]*_BUILD_CUDA|[A-Z0-9_]*CUDA_EXT[A-Z0-9_]*|WITH_CUDA|USE_CUDA)$")
+
+
+def _extension_builds() -> dict:
+    import json
+    from pathlib import Path
+
+    import wheeldoc.data as data
+
+    return json.loads((Path(data.__file__).parent / "extension_builds.json").read_text())["projects"]
+
+
+def _build_project(facts: DockerFacts, step: Step) -> str | None:
+    """The project a build compiles: a named package, a VCS URL or a clone in the same RUN."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    name = _extension_name(facts, step)
+    if name is not None:
+        return name
+    inst = step.install
+    builds = _extension_builds()
+    for spec in (inst.packages + inst.editables) if inst else ():
+        if spec.startswith((".", "/")):
+            g = ts._git_project(step, spec)
+            if g is not None:
+                return normalize(g)
+            continue
+        url = spec.split(" @ ", 1)[-1].split("#", 1)[0].removeprefix("git+")
+        path = url.split("://", 1)[-1]
+        if "@" in path.split("/", 1)[-1]:
+            path = path.rsplit("@", 1)[0]
+        n = normalize(path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+        n = normalize(re.split(r"[=<>!~\[ ]", n, 1)[0])
+        if n in builds:
+            return n
+    if step.argv and re.match(r"python[0-9.]*$", step.argv[0].rsplit("/", 1)[-1]):
+        for c in ts._commands_before(step):
+            if c.argv and c.argv[0] == "cd" and len(c.argv) > 1:
+                n = normalize(c.argv[1].rstrip("/").rsplit("/", 1)[-1])
+                if n in builds:
+                    return n
+    return None
+
+
+def _cuda_build_evidence(facts: DockerFacts, step: Step) -> tuple[str, ...]:
+    """What in the file says this build compiles CUDA code."""
+    out = []
+    for k, v in (*step.command.assignments, *step.command.exported):
+        if _SWITCH.match(k) and v.strip("\"'").lower() in ("1", "true", "on", "yes"):
+            out.append(f"switch {k}={v}")
+    if "--cuda_ext" in " ".join(step.argv):
+        out.append("switch --cuda_ext")
+    from wheeldoc.data.base_images import base_image
+
+    root = facts.graph.root(step.stage)
+    img = None if root.base_unknown else base_image(root.base)
+    if img is not None and img.nvcc:
+        out.append(f"the base image {root.base} has nvcc")
+    return tuple(out)
 

@@ -1,0 +1,129 @@
+"""Per-rule true positives, false positives and misses of `wheeldoc check` on the real-world
+Dockerfile corpus (fixtures/real/dockerfiles), against the hand labels in labels.json.
+
+A finding counts when it is a warning or an error. It is a true positive when the file has a
+labelled defect of the same rule inside the same instruction (the labelled line and the finding
+line fall in one instruction, as the Dockerfile parser numbers them); otherwise it is a false
+positive. A labelled defect with no such finding is a miss. Info findings are listed apart.
+
+    uv run python bench/real_corpus_dockerfiles.py            # the table (markdown)
+    uv run python bench/real_corpus_dockerfiles.py --json     # the numbers
+    uv run python bench/real_corpus_dockerfiles.py --details  # every finding and miss
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "fixtures" / "real" / "dockerfiles"
+
+
+def labels() -> dict:
+    return json.loads((CORPUS / "labels.json").read_text())
+
+
+def run_wheeldoc(paths: list[Path]) -> list[dict]:
+    """One `wheeldoc check --format json` over every file (the CLI, as a user runs it)."""
+    cmd = [sys.executable, "-m", "wheeldoc", "check", "--format", "json", "--fail-on", "never",
+           *[str(p) for p in paths]]
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"wheeldoc failed ({out.returncode}): {out.stderr[-2000:]}")
+    return json.loads(out.stdout)["findings"]
+
+
+def instruction_span(path: Path, line: int) -> tuple[int, int]:
+    from wheeldoc.dockerfile.parser import parse_text
+
+    df = parse_text(path.read_text(encoding="utf-8"), str(path))
+    ins = df.at_line(line)
+    return (ins.start_line, ins.end_line) if ins is not None else (line, line)
+
+
+def measure() -> dict:
+    lab = labels()
+    rules = lab["rules"]
+    names = sorted(lab["files"])
+    paths = [CORPUS / n for n in names]
+    findings = run_wheeldoc(paths)
+    by_file: dict[str, list[dict]] = {}
+    for f in findings:
+        by_file.setdefault(Path(f["path"]).name, []).append(f)
+    tp, fp, miss, info = Counter(), Counter(), Counter(), Counter()
+    details: list[str] = []
+    for name in names:
+        path = CORPUS / name
+        defects = lab["files"][name]["defects"]
+        spans = [(d["rule"], instruction_span(path, d["line"]), d) for d in defects]
+        matched: set[int] = set()
+        for f in by_file.get(name, []):
+            rule = f["rule"]
+            if f["severity"] not in ("warning", "error"):
+                info[rule] += 1
+                details.append(f"info  {rule} {name}:{f['line']} {f['message'][:160]}")
+                continue
+            hit = next((i for i, (r, (a, b), _) in enumerate(spans)
+                        if r == rule and f["line"] is not None and a <= f["line"] <= b), None)
+            if hit is None:
+                fp[rule] += 1
+                details.append(f"FP    {rule} {name}:{f['line']} [{f['severity']}] {f['message'][:200]}")
+            else:
+                if hit not in matched:
+                    tp[rule] += 1
+                matched.add(hit)
+                details.append(f"TP    {rule} {name}:{f['line']} [{f['severity']}]")
+        for i, (rule, _, d) in enumerate(spans):
+            if i not in matched:
+                miss[rule] += 1
+                details.append(f"MISS  {rule} {name}:{d['line']} {d['why'][:160]}")
+    labelled = Counter(d["rule"] for n in names for d in lab["files"][n]["defects"])
+    all_tp, all_fp, all_miss = sum(tp.values()), sum(fp.values()), sum(miss.values())
+    return {
+        "files": len(names), "defects": sum(labelled.values()),
+        "per_rule": {r: {"labelled": labelled[r], "tp": tp[r], "fp": fp[r], "miss": miss[r], "info": info[r]}
+                     for r in sorted(set(rules) | set(tp) | set(fp) | set(info))},
+        "tp": all_tp, "fp": all_fp, "miss": all_miss,
+        "precision": all_tp / (all_tp + all_fp) if all_tp + all_fp else 1.0,
+        "recall": all_tp / (all_tp + all_miss) if all_tp + all_miss else 1.0,
+        "clean_files_with_findings": sorted({Path(f["path"]).name for f in findings
+                                             if f["severity"] in ("warning", "error")
+                                             and not lab["files"][Path(f["path"]).name]["defects"]}),
+        "details": details,
+    }
+
+
+def table(m: dict) -> str:
+    rows = ["| rule | labelled defects | true positives | false positives | misses | info findings |",
+            "|---|---|---|---|---|---|"]
+    for r, v in m["per_rule"].items():
+        rows.append(f"| {r} | {v['labelled']} | {v['tp']} | {v['fp']} | {v['miss']} | {v['info']} |")
+    rows.append(f"| all | {m['defects']} | {m['tp']} | {m['fp']} | {m['miss']} | "
+                f"{sum(v['info'] for v in m['per_rule'].values())} |")
+    rows.append("")
+    rows.append(f"{m['files']} files; precision (warnings and errors) {m['precision']:.1%}, recall {m['recall']:.1%}; "
+                f"{len(m['clean_files_with_findings'])} files labelled clean carry a warning or error.")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--details", action="store_true")
+    a = ap.parse_args()
+    m = measure()
+    if a.json:
+        print(json.dumps({k: v for k, v in m.items() if k != "details"}, indent=1))
+    else:
+        print(table(m))
+    if a.details:
+        print("\n".join(m["details"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""Rebuild wheeldoc/data/base_images.json: what well-known base images bring to a Dockerfile
+(the ENV they set, the torch and CUDA they ship, whether nvcc is there, a pip constraint), per
+tag pattern, each row with the published source it was read from.
+
+    uv run python scripts/make_base_images.py
+
+The rows are written out here from those sources (Dockerfiles and release notes, read with the
+public-source tools); the script validates them and writes the table. What a row leaves out is
+unknown, and the rules judge nothing from it. Tag patterns are regular expressions over the
+image reference; named groups fill `{name}` in the values. Rows match in order.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+OUT = Path(__file__).resolve().parents[1] / "wheeldoc" / "data" / "base_images.json"
+BUILDS = OUT.with_name("extension_builds.json")
+
+# How a project's source build picks GPU architectures when TORCH_CUDA_ARCH_LIST is unset (WD409).
+# "own-gencode": it passes its own -gencode flags, and torch.utils.cpp_extension then adds none;
+# "own-default": its setup sets TORCH_CUDA_ARCH_LIST (or its own variable) when none is set;
+# "no-cuda": the source build compiles no CUDA code; "torch-default": it leaves it to
+# torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build).
+EXTENSION_BUILDS = {
+    "flash-attn": ("own-gencode", "Dao-AILab/flash-attention setup.py: add_cuda_gencodes(), archs from "
+                   "FLASH_ATTN_CUDA_ARCHS (default 80;90;100;110;120)"),
+    "flash-attention": ("own-gencode", "same as flash-attn (repository name)"),
+    "mamba-ssm": ("own-gencode", "state-spaces/mamba setup.py: cc_flag -gencode list (sm_53 … sm_90, newer with "
+                  "newer nvcc)"),
+    "mamba": ("own-gencode", "same as mamba-ssm (repository name)"),
+    "causal-conv1d": ("own-gencode", "Dao-AILab/causal-conv1d setup.py: cc_flag -gencode list"),
+    "apex": ("own-default", "NVIDIA/apex setup.py: when torch sees no GPU and TORCH_CUDA_ARCH_LIST is unset, it "
+             "sets TORCH_CUDA_ARCH_LIST itself ('6.0;6.1;6.2;7.0;7.5' and more by CUDA version)"),
+    "transformerengine": ("own-default", "NVIDIA/TransformerEngine build_tools/utils.py cuda_archs(): NVTE_CUDA_ARCHS "
+                          "defaults to 70;80;89;90(;100;120 with CUDA >= 12.8)"),
+    "transformer-engine": ("own-default", "same as TransformerEngine"),
+    "deepep": ("own-default", "deepseek-ai/DeepEP setup.py: TORCH_CUDA_ARCH_LIST defaults to 9.0"),
+    "vllm": ("own-default", "vllm-project/vllm CMakeLists.txt: CUDA_SUPPORTED_ARCHS, intersected with torch's "
+             "list (all supported when no GPU is seen)"),
+    "megatron-lm": ("no-cuda", "NVIDIA/Megatron-LM: the pip install builds no CUDA extension (C++ helpers only)"),
+    "mbridge": ("no-cuda", "ISEEKYAN/mbridge: pure Python"),
+    "verl": ("no-cuda", "volcengine/verl: pure Python"),
+    "flashinfer-python": ("no-cuda", "flashinfer-ai/flashinfer: the PyPI sdist/wheel compiles kernels at run time "
+                          "(JIT) unless FLASHINFER_ENABLE_AOT=1"),
+    "xformers": ("torch-default", "facebookresearch/xformers setup.py: CUDA extensions through "
+                 "torch.utils.cpp_extension, TORCH_CUDA_ARCH_LIST or the visible GPUs"),
+    "detectron2": ("torch-default", "facebookresearch/detectron2 setup.py: torch.utils.cpp_extension"),
+    "torch-scatter": ("torch-default", "rusty1s/pytorch_scatter setup.py: torch.utils.cpp_extension"),
+    "torch-sparse": ("torch-default", "rusty1s/pytorch_sparse setup.py: torch.utils.cpp_extension"),
+}
+
+NGC_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{YY}-{MM}.html"
+ROWS = [
+    {
+        "name": "nvidia/cuda devel",
+        "pattern": r"^(?:docker\.io/)?nvidia/cuda:(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:cudnn\d*-)?devel-",
+        "env": {"CUDA_VERSION": "{cuda}", "NVIDIA_REQUIRE_CUDA": None},
+        "cuda": "{cuda}", "nvcc": True, "torch": None,
+        "source": "gitlab.com/nvidia/container-images/cuda dist/<ver>/<os>/base/Dockerfile (ENV CUDA_VERSION, "
+                  "NVIDIA_REQUIRE_CUDA) and devel/Dockerfile (installs cuda-nvcc); the base images ship no Python "
+                  "packages",
+    },
+    {
+        "name": "nvidia/cuda runtime/base",
+        "pattern": r"^(?:docker\.io/)?nvidia/cuda:(?P<cuda>\d+\.\d+(?:\.\d+)?)-(?:cudnn\d*-)?(?:runtime|base)-",
+        "env": {"CUDA_VERSION": "{cuda}", "NVIDIA_REQUIRE_CUDA": None},
+        "cuda": "{cuda}", "nvcc": False, "torch": None,
+        "source": "gitlab.com/nvidia/container-images/cuda dist/<ver>/<os>/base/Dockerfile (ENV CUDA_VERSION); "
+                  "runtime adds libraries, no nvcc",
+    },
+    {
+        "name": "pytorch/pytorch",
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:(?P<torch>\d+\.\d+\.\d+)-cuda(?P<cuda>\d+\.\d+)-cudnn\d+-"
+                   r"(?P<flavor>runtime|devel)$",
+        "env": {}, "cuda": "{cuda}", "nvcc": "{flavor}==devel",
+        "torch": {"version": "{torch}", "prerelease": False, "installer": "conda/pip in /opt/conda"},
+        "source": "pytorch/pytorch Dockerfile and .github/workflows/docker-release.yml: the image installs the "
+                  "released torch {torch} built for CUDA {cuda}; the devel flavor is built on nvidia/cuda devel",
+    },
+    {
+        "name": "NGC PyTorch",
+        "pattern": r"^nvcr\.io/nvidia/pytorch:(?P<YY>\d{2})\.(?P<MM>\d{2})-py3",
+        "env": {}, "cuda": None, "nvcc": True,
+        "torch": {"version": None, "prerelease": True, "installer": "source build into the system Python"},
+        "pip_constraint": {"from": "25.03", "path": "/etc/pip/constraint.txt", "pins_torch": True},
+        "source": NGC_NOTES + ": 'PyTorch container image version YY.MM is based on X.Ya0+<git>' (a pre-release "
+                  "build of torch, e.g. 25.12: 2.10.0a0+b4e4ee81d3, CUDA 13.1.0); 'Starting from the 25.03 release, "
+                  "the PyTorch container has implemented a pip constraints file at /etc/pip/constraint.txt. This "
+                  "file specifies the versions of all python packages used during the PyTorch container creation'",
+    },
+    {
+        "name": "vllm/vllm-openai",
+        "pattern": r"^(?:docker\.io/)?vllm/vllm-openai:v(?P<vllm>\d+\.\d+\.\d+(?:\.post\d+)?)$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "torch": {"version": "pin-of:vllm=={vllm}", "prerelease": False, "installer": "pip/uv into the system Python"},
+        "source": "vllm-project/vllm docker/Dockerfile: the image installs the vllm {vllm} wheel with its "
+                  "requirements, so its torch is the one vllm {vllm} pins (wheeldoc/data/torch_pins.json)",
+    },
+    {
+        "name": "lmsysorg/sglang",
+        "pattern": r"^(?:docker\.io/)?lmsysorg/sglang:v(?P<sglang>\d+\.\d+\.\d+(?:\.post\d+)?)$",
+        "env": {}, "cuda": None, "nvcc": True,
+        "torch": {"version": "pin-of:sglang=={sglang}", "prerelease": False, "installer": "pip into the system Python"},
+        "source": "sgl-project/sglang docker/Dockerfile: installs sglang[all] {sglang} (its srt extra pins torch, "
+                  "wheeldoc/data/torch_pins.json) on an nvidia/cuda devel image",
+    },
+    {
+        "name": "python",
+        "pattern": r"^(?:docker\.io/)?(?:library/)?python:(?P<py>\d+\.\d+(?:\.\d+)?)",
+        "env": {"PYTHON_VERSION": None}, "cuda": None, "nvcc": False, "torch": None,
+        "source": "docker-library/python <ver>/<variant>/Dockerfile: ENV PYTHON_VERSION (the full version), no "
+                  "third-party packages",
+    },
+    {
+        "name": "ubuntu / debian",
+        "pattern": r"^(?:docker\.io/)?(?:library/)?(?:ubuntu|debian):",
+        "env": {}, "cuda": None, "nvcc": False, "torch": None,
+        "source": "docker-library official images: no Python packages",
+    },
+]
+
+
+def main() -> None:
+    for row in ROWS:
+        re.compile(row["pattern"])
+        assert row["source"], row["name"]
+        assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "source"}, row
+    OUT.write_text(json.dumps({"schema": 1, "_comment": "base images: ENV, torch, CUDA, nvcc per tag pattern; "
+                               "rebuilt by scripts/make_base_images.py; a field left null is unknown",
+                               "rows": ROWS}, indent=1) + "\n")
+    BUILDS.write_text(json.dumps({"schema": 1, "_comment": "how a project's source build picks GPU architectures "
+                                  "without TORCH_CUDA_ARCH_LIST (WD409); rebuilt by scripts/make_base_images.py",
+                                  "projects": {k: {"arch_source": v[0], "source": v[1]}
+                                               for k, v in sorted(EXTENSION_BUILDS.items())}}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
