@@ -88,6 +88,8 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
         if args.torch is None:
             e = env()
             torch_side, site_dirs = inputs.torch_from_environment(e), list(e.site_packages)
+        elif inputs.is_requirement(args.torch) and (indexed := _from_index(args, settings, ext, options)):
+            torch_side = inputs.torch_from_source(indexed, f"{args.torch} -> {indexed.path} ({indexed.origin})")
         elif inputs.is_requirement(args.torch):
             try:
                 picked = lock([args.torch], options, python_version=uv_python(ext, settings),
@@ -121,6 +123,21 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             plan = plan_from_metadata(reqs)
     facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
     return facts, [torch_side, plan]
+
+
+def _from_index(args, settings, ext, options):
+    """The torch build a single pin names, from the torch index (None: not indexed, or not asked)."""
+    if getattr(args, "no_torch_index", False):
+        return None
+    from wheeldoc.abi.index import find, pinned_key
+
+    key = pinned_key(args.torch, target_arch(ext, settings), index_options=options.given)
+    return find(key) if key is not None else None
+
+
+def target_arch(ext, settings) -> str:
+    """The CPU the torch build is for: the target's platform, else the extension's, else the host's."""
+    return _arch(settings) or uv_platform(ext).split("-", 1)[0]
 
 
 def _emit(report, facts, settings, torch_arg: str) -> int:
@@ -169,12 +186,23 @@ def record(facts) -> dict:
     return {
         "verdict": facts.verdict,
         "torch": {"name": facts.torch.name, "version": facts.torch.version, "build": facts.torch_build,
-                  "source": facts.torch.label},
+                  "source": facts.torch.label, **_provenance(facts.torch)},
         "system_target": facts.target.to_dict(),
         "cuda_libraries": {"mode": facts.cuda_mode, "packages": facts.cuda_packages,
                            "unknown": facts.cuda_unknown},
         "members_read": [{"package": p, "member": m} for p, m in facts.site.read_members],
     }
+
+
+def _provenance(side) -> dict:
+    """Where the torch side's facts came from: the torch index (with the indexed wheel's sha256), or
+    the wheel / files themselves."""
+    from wheeldoc.abi.index import IndexedWheel
+
+    for source, _ in side.sources:
+        if isinstance(source, IndexedWheel):
+            return {"origin": source.origin, "wheel": source.path, "wheel_sha256": source.sha256}
+    return {"origin": "files"}
 
 
 def uv_python(ext, settings) -> str:

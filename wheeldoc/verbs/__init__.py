@@ -13,6 +13,7 @@ COMMANDS = {
     "kernels": "wheeldoc.kernels.command",
     "doctor": "wheeldoc.doctor.command",
     "image": "wheeldoc.doctor.command_image",
+    "index": "wheeldoc.abi.command_index",
 }
 
 
