@@ -15,9 +15,10 @@ in the cache folder (`wheeldoc index add TORCH.whl…`), which wins on equal key
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
+import struct
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -96,11 +97,15 @@ class IndexedWheel(MemberSource):
         from wheeldoc.binary.elf import VersionDefinition, VersionRequirement
 
         d = data
+        try:
+            symbols = unpack_symbols(self.entry, d)
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            raise InputError(self.path, f"damaged torch index entry ({e.__class__.__name__})", member=name) from None
         return ElfInfo(self.path, name, d["machine"], d["elf_class"], d["little_endian"], d["file_type"],
                        d["soname"], tuple(d["needed"]), tuple(d["rpath"]), tuple(d["runpath"]),
                        tuple(VersionDefinition(i, n, f, tuple(p)) for i, n, f, p in d["version_definitions"]),
                        tuple(VersionRequirement(lib, n, i, f) for lib, n, i, f in d["version_requirements"]),
-                       unpack_symbols(self.entry, d), d["tables_from"])
+                       symbols, d["tables_from"])
 
 
 # -- the stores -----------------------------------------------------------------------------------
@@ -162,7 +167,7 @@ def load_entry(path: Path) -> dict[str, Any] | None:
 
     try:
         entry = read_entry(path)
-    except (OSError, ValueError, KeyError, TypeError, EOFError, gzip.BadGzipFile):
+    except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, struct.error, zlib.error):
         return None
     if entry.get("entry_version") != ENTRY_VERSION:
         return None
