@@ -193,3 +193,35 @@ def test_the_index_answers_the_truth_table_as_the_wheels_do(ext, requirement, wh
     assert from_index["torch"]["origin"] == "index"
     from_wheel = run_subprocess("abi", str(ext), str(wheel), "--format", "json", cwd=ROOT, timeout=600).json()
     _same_answer(from_index, from_wheel)
+
+
+def _rebuilt(tmp_path: Path, version: str) -> Path:
+    """fake_torch's CPU build under another local version (same libraries, a new wheel)."""
+    from tests.wheelfactory import WheelSpec, wheel_bytes
+
+    src = WHEELS / "fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(src) as z:
+        files = {n: z.read(n) for n in z.namelist() if ".dist-info/" not in n}
+    spec = WheelSpec("fake_torch", version, platform="linux_x86_64", python_tag="cp311", abi_tag="cp311", files=files)
+    out = tmp_path / spec.filename
+    out.write_bytes(wheel_bytes(spec))
+    return out
+
+
+def test_a_build_the_index_lacks_is_answered_only_when_every_indexed_build_agrees(cache, tmp_path):
+    one = ROOT / "fixtures" / "abi" / "ext" / "ext_cxx11.so"
+    for w in (WHEELS / "fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl", _rebuilt(tmp_path, "2.11.0+xpu")):
+        assert run_subprocess("index", "add", str(w), cwd=ROOT).code == 0
+    env = _offline_env(cache)
+    run = lambda *a: subprocess.run([os.sys.executable, "-m", "wheeldoc", "abi", *a, "--format", "json"],  # noqa: E731
+                                    capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    agreed = run(str(one), "torch==2.11.0+cu126")
+    assert agreed.returncode == 0, agreed.stderr
+    doc = json.loads(agreed.stdout)
+    assert doc["verdict"] == "compatible"
+    assert doc["torch_variant"]["answered_from"] == ["torch 2.11.0+cpu (x86_64)", "torch 2.11.0+xpu (x86_64)"]
+    # the CUDA build gives this extension another answer: no stand-in, the real wheel is needed (uv: absent)
+    assert run_subprocess("index", "add", str(FAKE_TORCH), cwd=ROOT).code == 0
+    _catalog.cache_clear()
+    disagreed = run(str(one), "torch==2.11.0+cu126")
+    assert disagreed.returncode == 2 and "Traceback" not in disagreed.stderr, disagreed.stderr
