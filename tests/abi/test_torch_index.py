@@ -179,6 +179,9 @@ def test_the_index_answers_the_truth_table_as_the_wheels_do(ext, requirement, wh
         pytest.skip("wheels not here")
     from wheeldoc.abi.index import pinned_key
 
+    if "+" in requirement:  # a PyTorch-index build: not shipped, added to the local index the way a user would
+        assert run_subprocess("index", "add", str(wheel), cwd=ROOT).code == 0
+        _catalog.cache_clear()
     key = pinned_key(requirement, "x86_64", index_options=False)
     indexed = find(key)
     if indexed is None:
@@ -190,7 +193,7 @@ def test_the_index_answers_the_truth_table_as_the_wheels_do(ext, requirement, wh
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
     from_index = json.loads(proc.stdout)
-    assert from_index["torch"]["origin"] == "index"
+    assert from_index["torch"]["origin"] == ("local index" if "+" in requirement else "index")
     from_wheel = run_subprocess("abi", str(ext), str(wheel), "--format", "json", cwd=ROOT, timeout=600).json()
     _same_answer(from_index, from_wheel)
 
@@ -212,7 +215,7 @@ def test_a_build_the_index_lacks_is_answered_only_when_every_indexed_build_agree
     one = ROOT / "fixtures" / "abi" / "ext" / "ext_cxx11.so"
     for w in (WHEELS / "fake_torch-2.11.0+cpu-cp311-cp311-linux_x86_64.whl", _rebuilt(tmp_path, "2.11.0+xpu")):
         assert run_subprocess("index", "add", str(w), cwd=ROOT).code == 0
-    env = _offline_env(cache)
+    env = {**_offline_env(cache), "WHEELDOC_NO_TORCH_INDEX": "1"}  # only the builds added here
     run = lambda *a: subprocess.run([os.sys.executable, "-m", "wheeldoc", "abi", *a, "--format", "json"],  # noqa: E731
                                     capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     agreed = run(str(one), "torch==2.11.0+cu126")
