@@ -97,7 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(p)
     p.add_argument("--no-index", action="store_true",
                    help="passed to uv: use only --find-links (and the cache), no package index")
+    p.add_argument("--no-torch-index", action="store_true",
+                   help="resolve and read the real torch wheel even when the torch index holds that build")
     _common(p)
+
+    p = sub.add_parser("index", help="the offline torch ABI index: list it, or add torch wheels you have")
+    p.add_argument("action", choices=("add", "list"))
+    p.add_argument("wheels", nargs="*", metavar="TORCH.whl", help="torch wheels to add to the local index")
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("kernels", help="GPU code in .so files vs a GPU and driver")
     p.add_argument("paths", nargs="+", metavar="PATH")

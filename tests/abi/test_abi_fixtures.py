@@ -53,7 +53,7 @@ def test_built_against_torch_loads(cli):
     assert closure["nvidia/cu13/lib/libcudart.so.13"]["origin"] == "cuda"  # via libc10_cuda's RPATH
     assert doc["cuda_libraries"]["mode"] == "wheels"
     assert doc["torch"] == {"name": "fake-torch", "version": "2.11.0+cu130", "build": "CUDA 13.0",
-                            "source": T11}
+                            "source": T11, "origin": "files"}
 
 
 def test_missing_symbol_names_the_relative(cli):

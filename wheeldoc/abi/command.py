@@ -52,7 +52,12 @@ def _run(args: argparse.Namespace) -> int:
             from wheeldoc.abi.command_range import run_range
 
             return run_range(args, settings, ext, options, cache, report)
-        facts, closers = _analyze(args, settings, ext, options, cache, env)
+        facts = None
+        variant = _variant_answer(args, settings, ext, options, cache, env, report)
+        if variant is not None:
+            facts, closers = variant
+        else:
+            facts, closers = _analyze(args, settings, ext, options, cache, env)
         sides += closers
     except InputError as e:
         report.input_errors = 1
@@ -88,6 +93,8 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
         if args.torch is None:
             e = env()
             torch_side, site_dirs = inputs.torch_from_environment(e), list(e.site_packages)
+        elif inputs.is_requirement(args.torch) and (indexed := _from_index(args, settings, ext, options)):
+            torch_side = inputs.torch_from_source(indexed, f"{args.torch} -> {indexed.path} ({indexed.origin})")
         elif inputs.is_requirement(args.torch):
             try:
                 picked = lock([args.torch], options, python_version=uv_python(ext, settings),
@@ -121,6 +128,73 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             plan = plan_from_metadata(reqs)
     facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
     return facts, [torch_side, plan]
+
+
+def _from_index(args, settings, ext, options):
+    """The torch build a single pin names, from the torch index (None: not indexed, or not asked)."""
+    if getattr(args, "no_torch_index", False):
+        return None
+    from wheeldoc.abi.index import find, pinned_key
+
+    key = pinned_key(args.torch, target_arch(ext, settings), index_options=options.given)
+    return find(key) if key is not None else None
+
+
+def _variant_answer(args, settings, ext, options, cache, env, report):
+    """A local build the index lacks (`torch==2.13.0+cu126`) answered from the indexed builds of the
+    same release, only when every one of them gives this extension the same answer (verdict and
+    first failure per object): then the difference between builds does not matter here, and the
+    report says which builds stood in. Otherwise None: the real wheel is resolved."""
+    if not args.torch or getattr(args, "no_torch_index", False):
+        return None
+    from wheeldoc.abi import inputs as inputs
+    from wheeldoc.abi.facts import first_failure
+    from wheeldoc.abi.index import find, pinned_key, releases
+
+    if not inputs.is_requirement(args.torch) or inputs.is_range(args.torch):
+        return None
+    key = pinned_key(args.torch, target_arch(ext, settings), index_options=options.given)
+    if key is None or key.local is None or find(key) is not None:
+        return None
+    same = sorted((k for k in releases(key.arch) if k.version == key.version), key=lambda k: _closeness(key, k))
+    if len(same) < 2:
+        return None
+    answers, runs = set(), []
+    for k in same:
+        wheel = find(k)
+        side = inputs.torch_from_source(wheel, f"{args.torch} -> {wheel.path} ({wheel.origin}, standing in)")
+        facts, closers = _analyze(args, settings, ext, options, cache, env, torch_side=side)
+        runs.append((k, facts, closers))
+        answers.add((facts.verdict, tuple((r.root, facts.root_verdict(r), first_failure(facts, r))
+                                          for r in facts.results)))
+    if len(answers) != 1:
+        for _, _, closers in runs:
+            for c in closers:
+                c.close()
+        return None
+    for _, _, closers in runs[1:]:
+        for c in closers:
+            c.close()
+    report.extra["torch_variant"] = {
+        "asked": args.torch, "answered_from": [k.label for k, _, _ in runs],
+        "why": f"the torch index holds no {key.label}; its {len(runs)} builds of {key.version} give this "
+               f"extension the same answer, so the build does not matter here"}
+    return runs[0][1], runs[0][2]
+
+
+def _closeness(asked, key) -> tuple:
+    """Builds like the one asked for first: same kind (CPU, CUDA major), then the nearest CUDA minor."""
+    def kind(local):
+        if local and local.startswith("cu") and local[2:].isdigit():
+            return "cu", int(local[2:])
+        return (local or "pypi"), 0
+    a, b = kind(asked.local), kind(key.local)
+    return (a[0] != b[0], a[0] == "cu" and b[0] == "cu" and a[1] // 10 != b[1] // 10, abs(a[1] - b[1]))
+
+
+def target_arch(ext, settings) -> str:
+    """The CPU the torch build is for: the target's platform, else the extension's, else the host's."""
+    return _arch(settings) or uv_platform(ext).split("-", 1)[0]
 
 
 def _emit(report, facts, settings, torch_arg: str) -> int:
@@ -169,12 +243,23 @@ def record(facts) -> dict:
     return {
         "verdict": facts.verdict,
         "torch": {"name": facts.torch.name, "version": facts.torch.version, "build": facts.torch_build,
-                  "source": facts.torch.label},
+                  "source": facts.torch.label, **_provenance(facts.torch)},
         "system_target": facts.target.to_dict(),
         "cuda_libraries": {"mode": facts.cuda_mode, "packages": facts.cuda_packages,
                            "unknown": facts.cuda_unknown},
         "members_read": [{"package": p, "member": m} for p, m in facts.site.read_members],
     }
+
+
+def _provenance(side) -> dict:
+    """Where the torch side's facts came from: the torch index (with the indexed wheel's sha256), or
+    the wheel / files themselves."""
+    from wheeldoc.abi.index import IndexedWheel
+
+    for source, _ in side.sources:
+        if isinstance(source, IndexedWheel):
+            return {"origin": source.origin, "wheel": source.path, "wheel_sha256": source.sha256}
+    return {"origin": "files"}
 
 
 def uv_python(ext, settings) -> str:

@@ -14,17 +14,17 @@ from wheeldoc.render.text import Lines
 
 
 def run_range(args, settings, ext, options, cache, report) -> int:
-    from wheeldoc.abi import inputs as inputs
-    from wheeldoc.abi.fetch import fetch, offered, wheels_dir
-    from wheeldoc.abi.command import _analyze, uv_platform, uv_python
-    from wheeldoc.abi.facts import first_failure
-    from wheeldoc.render.output import emit
-    from wheeldoc.core.engine import Context, finalize, input_error_finding
+    from wheeldoc.abi.command import uv_platform, uv_python
+    from wheeldoc.abi.fetch import offered
+    from wheeldoc.core.engine import finalize, input_error_finding
     from wheeldoc.core.errors import InputError
-    from wheeldoc.core.model import Severity
-    from wheeldoc.abi.rules import run as run_abi_rules
+    from wheeldoc.render.output import emit
 
     report.inputs.append(args.torch)
+    indexed = _indexed(args, settings, ext, options)
+    if indexed:
+        return _run_rows(args, settings, ext, report, [(w.wheel_info().version, w.path, w) for w in indexed],
+                         options, cache, source="index")
     from wheeldoc.core.terminal import progress
 
     progress(f"asking uv which releases of {args.torch} fit the extension (one resolution per release)")
@@ -37,19 +37,48 @@ def run_range(args, settings, ext, options, cache, report) -> int:
         finalize(report, [input_error_finding(err)], settings.selection)
         ext.close()
         return emit(report, settings)
-    from wheeldoc.abi.fetch import plan_message
+    from wheeldoc.abi.fetch import plan_message, wheels_dir
 
     progress(plan_message(releases, wheels_dir()))
+    return _run_rows(args, settings, ext, report, [(w.version, w.filename, w) for w in releases], options, cache,
+                     source="uv")
+
+
+def _indexed(args, settings, ext, options) -> list:
+    """The releases of the range the torch index holds (none when index options are given)."""
+    if options.given or getattr(args, "no_torch_index", False):
+        return []
+    from wheeldoc.abi.command import target_arch
+    from wheeldoc.abi.index import covered
+
+    return covered(args.torch, target_arch(ext, settings))
+
+
+def _run_rows(args, settings, ext, report, releases, options, cache, *, source: str) -> int:
+    from wheeldoc.abi import inputs as inputs
+    from wheeldoc.abi.command import _analyze
+    from wheeldoc.abi.facts import first_failure
+    from wheeldoc.abi.fetch import fetch, wheels_dir
+    from wheeldoc.abi.index import IndexedWheel
+    from wheeldoc.abi.rules import run as run_abi_rules
+    from wheeldoc.core.engine import Context, finalize
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.core.model import Severity
+    from wheeldoc.render.output import emit
+
     rows, per_release = [], []
     ctx = Context(settings.target, settings.selection)
     try:
-        for wheel in releases:
+        for version, filename, wheel in releases:
             try:
-                path = fetch(wheel, wheels_dir())
-                torch_side, _ = inputs.torch_from_path(str(path), cache)
+                if isinstance(wheel, IndexedWheel):
+                    torch_side = inputs.torch_from_source(wheel, f"torch=={version} -> {filename} ({wheel.origin})")
+                else:
+                    path = fetch(wheel, wheels_dir())
+                    torch_side, _ = inputs.torch_from_path(str(path), cache)
                 facts, closers = _analyze(args, settings, ext, options, cache, None, torch_side=torch_side)
             except InputError as e:
-                rows.append({"torch": wheel.version, "wheel": wheel.filename, "verdict": "unknown",
+                rows.append({"torch": version, "wheel": filename, "verdict": "unknown",
                              "first_failure": e.one_line(), "pin_satisfied": None})
                 per_release.append([])
                 continue
@@ -57,7 +86,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
                 findings = run_abi_rules(facts, ctx)
                 failure = next((first_failure(facts, r) for r in facts.results
                                 if facts.root_verdict(r) == "incompatible"), None)
-                rows.append({"torch": wheel.version, "wheel": wheel.filename, "verdict": facts.verdict,
+                rows.append({"torch": version, "wheel": filename, "verdict": facts.verdict,
                              "first_failure": failure, "pin_satisfied": facts.pin_satisfied})
                 per_release.append(findings)
             finally:
@@ -76,6 +105,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
                                      {**f2.data, "torch": row["torch"]}))
     report.extra["verdict"] = "compatible" if any_loads else "incompatible"
     report.extra["matrix"] = rows
+    report.extra["releases_from"] = source
     finalize(report, kept, settings.selection)
     return emit(report, settings, (lambda out: matrix_section(out, ext, args.torch, rows),))
 

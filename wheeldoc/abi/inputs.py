@@ -100,6 +100,16 @@ def torch_from_path(arg: str, cache=None) -> tuple[Side, list[str] | None]:
     return side, None
 
 
+def torch_from_source(source, label: str) -> Side:
+    """A torch wheel given as a member view (an `IndexedWheel` of the torch index)."""
+    side = Side(label)
+    _describe(side, source)
+    info = source.wheel_info()
+    side.platform_tags, side.python_tags = _tags(info.tags + info.wheel_tags)
+    side.sources.append((source, side.name or "torch"))
+    return side
+
+
 def torch_from_environment(env: Environment) -> Side:
     for site in env.site_packages:
         dist = _torch_distribution(site)

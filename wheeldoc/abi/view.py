@@ -90,6 +90,15 @@ def symbols_section(out: Lines, facts) -> None:
 
 
 def sources_section(out: Lines, facts) -> None:
+    from wheeldoc.abi.index import IndexedWheel
+
+    for source, _ in facts.torch.sources:
+        if isinstance(source, IndexedWheel):
+            out.add(("torch: ", "bold"), f"source: {source.origin}, built from {source.path} "
+                    f"(sha256 {source.sha256[:16]}…); --no-torch-index reads the wheel itself")
+            if "standing in" in facts.torch.label:
+                out.add("  the build asked for is not indexed: every indexed build of this release gives "
+                        "this extension the same answer, so this one stands in")
     if facts.cuda_packages or facts.cuda_unknown:
         out.add(("CUDA libraries: ", "bold"), {"environment": "installed beside torch",
                                                "wheels": "read from the wheels uv picked",

@@ -316,6 +316,11 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
     known = source.member(name)
     if known is None:
         raise InputError(source.path, "no such member", member=name)
+    kept = getattr(source, "elf_facts", None)  # a source that keeps ELF facts, not bytes (the torch index)
+    if kept is not None:
+        info = kept(name)
+        if info is not None:
+            return info
     if cache is not None and known.sha256:
         hit = cache.get("elf", known.sha256, PARSER_VERSION)
         if hit is not None:

@@ -14,6 +14,7 @@ COMMANDS = {
     "doctor": "wheeldoc.doctor.command",
     "image": "wheeldoc.doctor.command_image",
     "cache": "wheeldoc.verbs.cache",
+    "index": "wheeldoc.abi.command_index",
 }
 
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""`wheeldoc abi EXT torch==X` from the torch index, side by side with today's resolve-and-download path.
+
+    python bench/bench_abi_index.py EXT.whl torch==X [--range 'torch>=2.4,<2.16'] [--runs 3]
+
+Every command runs in a fresh process with a fresh, empty cache folder (cold: the extension's
+members are read and cached inside the timed run):
+- index: `wheeldoc abi EXT torch==X` (the torch index answers; no uv, no download);
+- wheel: `wheeldoc abi EXT torch==X --no-torch-index` (uv resolves torch on the package index and
+  the wheel is downloaded into the empty cache, then read) — run once, it downloads ~1 GB;
+- range: `wheeldoc abi EXT RANGE` over every release the index holds in the range.
+Prints wall seconds (median of --runs for the index runs) and the ratio wheel / index. Targets
+(issue 15): index < 1 s, range < 3 s. Exit status 1 when a target is missed or a command fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(argv: list[str]) -> tuple[float, dict]:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "WHEELDOC_CACHE_DIR": cache}
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv, "--format", "json"], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - t
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return wall, json.loads(proc.stdout)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("extension")
+    ap.add_argument("torch")
+    ap.add_argument("--range", default="torch>=2.4,<2.16")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--skip-wheel", action="store_true", help="do not run the download path")
+    args = ap.parse_args()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "wheeldoc")], check=True)
+    index = [timed(["abi", args.extension, args.torch]) for _ in range(args.runs)]
+    walls = [w for w, _ in index]
+    doc = index[0][1]
+    assert doc["torch"].get("origin") == "index", doc["torch"]
+    ranged = [timed(["abi", args.extension, args.range]) for _ in range(args.runs)]
+    rows = [("index: abi EXT " + args.torch, statistics.median(walls), min(walls)),
+            (f"range over the index: {args.range} ({len(ranged[0][1]['matrix'])} releases)",
+             statistics.median(w for w, _ in ranged), min(w for w, _ in ranged))]
+    failed = rows[0][1] >= 1.0 or rows[1][1] >= 3.0
+    if not args.skip_wheel:
+        wall, wdoc = timed(["abi", args.extension, args.torch, "--no-torch-index"])
+        rows.append(("wheel: resolve + download + read (--no-torch-index)", wall, wall))
+        same = (wdoc["verdict"], wdoc["extensions"]) == (doc["verdict"], doc["extensions"])
+        print(f"same verdict and per-object answers from the index and the wheel: {same}")
+        failed |= not same
+    print(f"{'command':<72} {'median s':>9} {'best s':>8}")
+    for name, med, best in rows:
+        print(f"{name:<72} {med:>9.3f} {best:>8.3f}")
+    if not args.skip_wheel:
+        print(f"ratio wheel / index: {rows[2][1] / rows[0][1]:.1f}x")
+    print(f"verdict {doc['verdict']} on {doc['torch']['wheel']} (sha256 {doc['torch']['wheel_sha256'][:16]}…)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
