@@ -238,4 +238,16 @@ def text_sections(report: Report) -> tuple[Callable, ...]:
                 out.add(f"  {f['path']}:{f['line']}: {f['rule']} {f['title']}")
             out.add()
 
-    return (section,) if diffs or fixed else ()
+    bases = report.extra.get("bases", [])
+
+    def base_section(out) -> None:
+        out.add(("Base images (--pull-base):", "bold"))
+        for b in bases:
+            src = {"daemon": "config from the Docker daemon", "table": "the base-image table",
+                   "unknown": "unknown"}[b["source"]]
+            out.add(f"  {b['path']}:{b['line']}: {b['image']}: {src}")
+            for k, v in b.get("facts", {}).items():
+                out.add(f"    {k} = {v['value']} ({v['source']})")
+        out.add()
+
+    return ((section,) if diffs or fixed else ()) + ((base_section,) if bases else ())
