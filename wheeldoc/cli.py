@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes (Dockerfiles)")
     p.add_argument("--diff", action="store_true", help="show the safe fixes as a diff, change nothing")
+    p.add_argument("--pull-base", action="store_true",
+                   help="Dockerfiles: read each base image's real config from the Docker daemon (needs the docker "
+                        "extra; inspects the images the daemon has, pulls nothing: `docker pull` them first)")
     p.add_argument("--stdin-filename", default=None, metavar="NAME",
                    help="with PATH `-`: read the file from stdin; NAME (Dockerfile, uv.lock, "
                         "requirements.txt, …) decides the parser and names it in the report")

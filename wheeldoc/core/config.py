@@ -10,7 +10,8 @@ from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Severity
 
 KNOWN_KEYS = {"select", "ignore", "fail-on", "severity", "format", "output-format", "gpu", "driver", "platform",
-              "python", "glibc", "libstdcxx"}
+              "python", "glibc", "libstdcxx",
+              "pull-base"}
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ class BaseImage:
     env: dict[str, str | None] = field(default_factory=dict)
     constraint: str | None = None  # a pip constraint file that pins the shipped torch
     source: str = ""
+    torch_known: bool = True  # False: whether the image ships a torch is not known (torch None then says nothing)
+    sources: dict[str, str] = field(default_factory=dict)  # fact -> "table" / "daemon" (`--pull-base`); empty: all table
 
 
 @lru_cache(maxsize=1)

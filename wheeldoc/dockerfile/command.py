@@ -43,16 +43,55 @@ def wd4_rules() -> list:
     return family_rules("WD4")
 
 
-def analyze_text(text: str, path: str, ctx: Context) -> tuple[Dockerfile, list[Finding]]:
-    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`."""
+def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None) -> tuple[Dockerfile, list[Finding]]:
+    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`.
+    `bases`: image ref -> BaseImage read from the Docker daemon (`--pull-base`)."""
     df = parse_text(text, path)
     graph = analyze(df)
-    facts = DockerFacts(df, graph, ctx.target, text=text)
+    facts = DockerFacts(df, graph, ctx.target, text=text, bases=bases)
     findings: list[Finding] = []
     for r in wd4_rules():
         if ctx.enabled(r.code):
             findings.extend(r.check(facts, ctx))
     return df, findings
+
+
+def pull_base_wanted(settings, args: argparse.Namespace) -> bool:
+    """`--pull-base`, or `pull-base = true` in [tool.wheeldoc]."""
+    if getattr(args, "pull_base", False):
+        return True
+    value = settings.config.get("pull-base", False)
+    if not isinstance(value, bool):
+        from wheeldoc.core.settings import UsageError
+
+        raise UsageError(f"{settings.config.path}: [tool.wheeldoc] pull-base must be true or false")
+    return value
+
+
+def _pull_base(df: Dockerfile, text: str, path: str, ctx: Context, report: Report) -> tuple[dict, list[Finding]]:
+    """Read each external base's config from the Docker daemon (inspect only: nothing is pulled),
+    record where each base fact came from (report `bases`), and one WD002 note (info) when the
+    daemon could not say anything about some base."""
+    from wheeldoc.core.model import Location, Severity
+    from wheeldoc.dockerfile import daemon
+
+    facts = DockerFacts(df, analyze(df), ctx.target, text=text)
+    roots = daemon.external_bases(facts)
+    got = daemon.inspect_bases(st.base for st in roots)
+    bases = {ref: daemon.merge(ref, env) for ref, env in got.env.items()}
+    records = daemon.base_records(facts, bases, got)
+    report.extra.setdefault("bases", []).extend(records)
+    notes: list[Finding] = []
+    unread = [r for r in records if r["source"] != "daemon"]
+    if unread:
+        why = got.unavailable or "; ".join(sorted({r["note"] for r in unread if "note" in r}))
+        judged = ", ".join(f"{r['image']} (line {r['line']}): {'the base-image table' if r['source'] == 'table' else 'unknown'}"
+                           for r in unread)
+        notes.append(Finding("WD002", "part of an input could not be analyzed", Severity.INFO,
+                             Location(path, unread[0]["line"]),
+                             f"--pull-base: {why}; the base images were judged without their real config: {judged}",
+                             data={"pull_base": True}))
+    return bases, notes
 
 
 def suppressor(df: Dockerfile, path: str) -> Callable[[Finding], bool]:
@@ -140,7 +179,13 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
         data = _read(path)
     df = parse_text(data, p)  # validates (binary, encoding, limits) before anything else
     text = data.decode("utf-8")
-    df, findings = analyze_text(text, p, ctx)
+    bases = None
+    if pull_base_wanted(settings, args):
+        bases, notes = _pull_base(df, text, p, ctx, report)
+        df, findings = analyze_text(text, p, ctx, bases)
+        findings.extend(notes)
+    else:
+        df, findings = analyze_text(text, p, ctx)
     suppressed = suppressor(df, p)
     want_diff = bool(getattr(args, "diff", False))
     want_fix = bool(getattr(args, "fix", False)) and not want_diff and not from_stdin
@@ -155,7 +200,7 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
     if want_diff:
         report.extra.setdefault("diff", []).append({"path": p, "diff": unified_diff(text, new_text, p)})
         return findings, suppressed
-    new_df, after = analyze_text(new_text, p, ctx)  # never write a file that no longer parses
+    new_df, after = analyze_text(new_text, p, ctx, bases)  # never write a file that no longer parses
     try:
         write_atomically(Path(os.path.realpath(path)), new_text)  # through a symlink, not over it
     except OSError as e:
@@ -193,4 +238,16 @@ def text_sections(report: Report) -> tuple[Callable, ...]:
                 out.add(f"  {f['path']}:{f['line']}: {f['rule']} {f['title']}")
             out.add()
 
-    return (section,) if diffs or fixed else ()
+    bases = report.extra.get("bases", [])
+
+    def base_section(out) -> None:
+        out.add(("Base images (--pull-base):", "bold"))
+        for b in bases:
+            src = {"daemon": "config from the Docker daemon", "table": "the base-image table",
+                   "unknown": "unknown"}[b["source"]]
+            out.add(f"  {b['path']}:{b['line']}: {b['image']}: {src}")
+            for k, v in b.get("facts", {}).items():
+                out.add(f"    {k} = {v['value']} ({v['source']})")
+        out.add()
+
+    return ((section,) if diffs or fixed else ()) + ((base_section,) if bases else ())

@@ -186,8 +186,9 @@ class _File:
 
 class DockerFacts:
     def __init__(self, dockerfile: Dockerfile, graph: BuildGraph, target=None, context: str | None = None,
-                 text: str | None = None, env: ToolEnv | None = None) -> None:
+                 text: str | None = None, env: ToolEnv | None = None, bases: dict | None = None) -> None:
         self.df = dockerfile
+        self.bases = bases or {}  # image ref -> BaseImage from the Docker daemon (`--pull-base`)
         self._text = text
         self.graph = graph
         self.target = target
@@ -306,12 +307,25 @@ class DockerFacts:
             return plat.split("-", 1)[1]
         return None
 
+    def base_image(self, ref: str):
+        """What the base image `ref` brings: the daemon's config (`--pull-base`) over the table's
+        row (`wheeldoc.data.base_images`); None when neither knows it."""
+        img = self.bases.get(ref)
+        if img is not None:
+            return img
+        from wheeldoc.data.base_images import base_image
+
+        return base_image(ref)
+
     def base_cuda(self, stage: Stage) -> tuple[tuple[int, int], str] | None:
-        """(CUDA version, image) of the stage's base image, when the tag says it."""
+        """(CUDA version, image) of the stage's base image, when its config (`--pull-base`) or tag says it."""
         root = self.graph.root(stage)
         if root.base_unknown:
             return None
         image = root.base
+        daemon = self.bases.get(image)
+        if daemon is not None and daemon.sources.get("cuda") == "daemon" and daemon.cuda is not None:
+            return daemon.cuda, image
         if m := (_CUDA_IMAGE.search(image) or _PYTORCH_IMAGE.search(image)):
             return (int(m[1]), int(m[2])), image
         if m := _NGC_PYTORCH.search(image):

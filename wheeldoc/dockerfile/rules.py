@@ -796,14 +796,12 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     Build on a devel image of torch's CUDA major (`nvidia/cuda:13.0.1-devel-…` for `cu130`), or
     install the torch build of the image's CUDA major.
     """
-    from wheeldoc.data.base_images import base_image
-
     reported: set[tuple[int, str]] = set()
     for step in facts.steps:
         if step.build is None:
             continue
         root = facts.graph.root(step.stage)
-        img = None if root.base_unknown else base_image(root.base)
+        img = None if root.base_unknown else facts.base_image(root.base)
         if img is None or not img.nvcc or img.cuda is None:
             continue  # no nvcc known in this image
         got = _torch_before(facts, step)
@@ -1330,8 +1328,13 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
             continue
         if any(facts.graph.setters(n) for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")):
             continue  # set elsewhere: WD401
-        if facts.graph.root(step.stage).base_unknown:
+        root = facts.graph.root(step.stage)
+        if root.base_unknown:
             continue  # the base image may set TORCH_CUDA_ARCH_LIST
+        img = facts.base_image(root.base)
+        if img is not None and any(img.env.get(n) for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES",
+                                                             "CUDAARCHS")):
+            continue  # the base image sets it (its config with `--pull-base`, or the table)
         # how sure: a project known to leave the list to torch, or an explicit CUDA build switch
         sure = known is not None or any(e.startswith("switch") for e in evidence)
         severity = Severity.WARNING if sure else Severity.INFO
@@ -1410,10 +1413,8 @@ def _cuda_build_evidence(facts: DockerFacts, step: Step) -> tuple[str, ...]:
             out.append(f"switch {k}={v}")
     if "--cuda_ext" in " ".join(step.argv):
         out.append("switch --cuda_ext")
-    from wheeldoc.data.base_images import base_image
-
     root = facts.graph.root(step.stage)
-    img = None if root.base_unknown else base_image(root.base)
+    img = None if root.base_unknown else facts.base_image(root.base)
     if img is not None and img.nvcc:
         out.append(f"the base image {root.base} has nvcc")
     return tuple(out)

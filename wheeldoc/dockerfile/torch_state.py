@@ -63,16 +63,16 @@ def _uninstalls_torch(step: Step) -> bool:
 
 
 def _base_state(facts: DockerFacts, step: Step) -> TorchState:
-    from wheeldoc.data.base_images import base_image
-
     root = facts.graph.root(step.stage)
     if root.base_unknown or root.is_scratch:
         return TorchState(None if root.base_unknown else False)
     if root.base.lower() in {s.name.lower() for s in facts.graph.stages if s.name}:
         return TorchState(None)
-    img = base_image(root.base)
+    img = facts.base_image(root.base)
     if img is None:
         return TorchState(None, where=f"the base image {root.base} (not in the base-image table)")
+    if not img.torch_known:
+        return TorchState(None, where=f"the base image {root.base} (its config does not say whether it ships torch)")
     ships = frozenset({"vllm"} if img.row == "vllm/vllm-openai" else {"sglang"} if img.row == "lmsysorg/sglang" else ())
     if img.torch is None:
         return TorchState(False, ships=ships)

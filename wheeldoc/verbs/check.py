@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     finalize(report, findings, settings.selection,
              lambda f: any(s(f) for s in suppressors))
     sections: tuple = ()
-    if "diff" in report.extra or "fixed" in report.extra:
+    if "diff" in report.extra or "fixed" in report.extra or "bases" in report.extra:
         from wheeldoc.dockerfile.command import text_sections
 
         sections = text_sections(report)
