@@ -401,3 +401,35 @@ def test_archive_never_writes_member_paths(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["t.whl"]
     assert not (tmp_path.parent / "evil.so").exists()
 
+
+
+@pytest.mark.parametrize("inflater", ["zlib", "isal"])
+def test_both_inflaters_give_the_same_members_and_the_same_errors(inflater, monkeypatch, tmp_path) -> None:
+    """`raw_inflater` takes python-isal when it is installed (`wheeldoc[fast]`), else zlib: members
+    and the message for corrupt deflate data are the same either way."""
+    import zlib
+
+    from wheeldoc.binary import members as mod
+
+    if inflater == "zlib":
+        monkeypatch.setattr(mod, "raw_inflater", lambda: (zlib.decompressobj(-15), (zlib.error,)))
+    else:
+        pytest.importorskip("isal")
+    wheel = ABI / "wheels" / "fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel) as z, WheelArchive(str(wheel)) as w:
+        for m in w.members:
+            if m.compression == "deflated":
+                with w.open(m.name) as data:
+                    assert bytes(data.buf) == z.read(m.name), m.name
+    bad = tmp_path / "bad-1.0-py3-none-any.whl"
+    payload = os.urandom(4096)
+    with zipfile.ZipFile(bad, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("bad/x.so", payload)
+        z.writestr("bad-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: bad\nVersion: 1.0\n")
+    raw = bytearray(bad.read_bytes())
+    at = raw.find(b"bad/x.so") + len("bad/x.so")  # the local header's name ends; the deflate data follows
+    raw[at + 10: at + 40] = b"\xff" * 30
+    bad.write_bytes(bytes(raw))
+    with WheelArchive(str(bad)) as w, pytest.raises(InputError, match="corrupt deflate data|CRC-32|inflates"):
+        with w.open("bad/x.so"):
+            pass
