@@ -730,15 +730,16 @@ def record_digest(sha256_hex: str) -> str:
     return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(sha256_hex)).rstrip(b"=").decode()
 
 
-_URLSAFE = str.maketrans("-_", "+/")
+_URLSAFE_43 = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 def _record_sha256(field: str) -> str | None:
+    # The alphabet is checked here, not by `a2b_base64(strict_mode=True)`: that keyword is 3.11+.
     algo, _, value = field.partition("=")
-    if algo != "sha256" or len(value) != 43:
+    if algo != "sha256" or not _URLSAFE_43.fullmatch(value):
         return None
     try:
-        digest = binascii.a2b_base64((value + "=").translate(_URLSAFE), strict_mode=True)
+        digest = base64.urlsafe_b64decode(value + "=")
     except (binascii.Error, ValueError):
         return None
     return digest.hex() if len(digest) == 32 else None
