@@ -10,11 +10,8 @@ from typing import Callable
 
 from wheeldoc.core.config import Config, load_config
 from wheeldoc.core.engine import EXIT_ERROR, Selection
+from wheeldoc.core.errors import UsageError  # noqa: F401  (verbs import it from here)
 from wheeldoc.core.target import Target, TargetError, build_target
-
-
-class UsageError(Exception):
-    """Bad flags or settings: one line on stderr, exit 2."""
 
 
 @dataclass(frozen=True)
@@ -49,26 +46,52 @@ def _as_codes(value, key: str, config: Config) -> tuple[str, ...] | None:
 
 def settings_from(args: argparse.Namespace) -> Settings:
     config = load_config(getattr(args, "config", None))
-    fmt = args.format or config.get("format", "text")
-    fail_on = args.fail_on or config.get("fail-on", "warning")
+
+    def pick(flag: str, key: str, default: str | None = None) -> tuple[str | None, str]:
+        """A flag's value, else the config's, with who said it (for the error message)."""
+        value = getattr(args, flag, None)
+        if value is not None:
+            return value, f"--{key}"
+        if config.get(key) is not None:
+            return config.get(key), f"{config.path}: [tool.wheeldoc] {key}"
+        return default, f"--{key}"
+
+    fmt, fmt_from = pick("format", "format", "text")
+    fail_on, fail_on_from = pick("fail_on", "fail-on", "warning")
     if fmt not in ("text", "json", "sarif"):
-        raise UsageError(f"unknown format {fmt!r}")
+        raise UsageError(f"{fmt_from}: unknown format {fmt!r}")
     if fail_on not in ("error", "warning", "info", "never"):
-        raise UsageError(f"unknown fail-on level {fail_on!r}")
+        raise UsageError(f"{fail_on_from}: unknown fail-on level {fail_on!r}")
     select = _codes(args.select) or _as_codes(config.get("select"), "select", config) or ("WD",)
     ignore = (_as_codes(config.get("ignore"), "ignore", config) or ()) + (_codes(args.ignore) or ())
     selection = Selection(select, ignore, config.get("severity", {}))
+    values = {key: pick(flag, key) for flag, key in
+              (("platform", "platform"), ("gpu", "gpu"), ("driver", "driver"), ("python_version", "python"))}
+    for key, (value, said_by) in values.items():  # each value alone first, so the error names who said it
+        if said_by != f"--{key}":
+            try:
+                build_target(**{key: value})
+            except TargetError as e:
+                raise UsageError(f"{said_by}: {e}") from None
     try:
-        target = build_target(
-            platform=getattr(args, "platform", None) or config.get("platform"),
-            gpu=getattr(args, "gpu", None) or config.get("gpu"),
-            driver=getattr(args, "driver", None) or config.get("driver"),
-            python=getattr(args, "python_version", None) or config.get("python"),
-        )
+        target = build_target(platform=values["platform"][0], gpu=values["gpu"][0],
+                              driver=values["driver"][0], python=values["python"][0])
     except TargetError as e:
         raise UsageError(str(e)) from None
     color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
-    return Settings(fmt, fail_on, selection, target, args.output, color, config)
+    return Settings(fmt, fail_on, selection, target, _writable(args.output), color, config)
+
+
+def _writable(output: str | None) -> str | None:
+    """`-o FILE`: refused before any work when its folder is missing or it names a folder."""
+    if output is None:
+        return None
+    path = Path(output)
+    if path.is_dir():
+        raise UsageError(f"-o {output}: is a directory, not a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"-o {output}: the folder {str(path.parent)!r} does not exist")
+    return output
 
 
 def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

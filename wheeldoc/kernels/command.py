@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plain_listing(args: argparse.Namespace) -> bool:
-    return (args.list and not args.coverage and not args.gpu and not args.driver
+    return (args.list and not args.coverage and not args.gpu and not args.driver and not args.output
             and args.format in (None, "text") and not args.config and not _project_config())
 
 
@@ -77,11 +77,9 @@ def _fast_list(args: argparse.Namespace) -> int | None:
     bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
     text = listing_text([(b if bases.count(b) == 1 else p, lines)
                          for b, (p, lines) in zip(bases, blocks)])
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    from wheeldoc.render.output import write_text
+
+    write_text(text, args.output)
     for path in empty:
         print(f"wheeldoc: {path}: no GPU code", file=sys.stderr)
     return 0
@@ -161,11 +159,9 @@ def _write_listing(facts, names: dict[str, str], output: str | None) -> int:
 
     text = listing_text([(names[lib.name], lines) for lib in facts.libraries
                          if (lines := listing(lib.fatbin))])
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    from wheeldoc.render.output import write_text
+
+    write_text(text, output)
     for name in facts.without_gpu_code:
         print(f"wheeldoc: {name}: no GPU code", file=sys.stderr)
     return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from wheeldoc.core.engine import exit_code
+from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Report
 
 if TYPE_CHECKING:
@@ -31,11 +32,19 @@ def emit(report: Report, settings: Settings, sections: tuple[Callable, ...] = ()
 
 def deliver(text: str, report: Report, settings: Settings) -> int:
     """Write a rendered report (file or stdout), repeat input errors on stderr, return the exit code."""
-    if settings.output:
-        Path(settings.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    write_text(text, settings.output)
     for f in report.findings:
         if f.rule == "WD001":
             print(f"wheeldoc: error: {f.location.display()}: {f.message}", file=sys.stderr)
     return exit_code(report, settings.fail_on)
+
+
+def write_text(text: str, output: str | None) -> None:
+    """stdout, or `-o FILE`; a file that cannot be written is an input error (exit 2), not a crash."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(output, f"cannot write the report: {e.strerror or e}") from None
