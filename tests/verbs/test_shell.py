@@ -161,3 +161,25 @@ def test_odd_config_values_never_crash(cli, tmp_path, key):
 def test_the_console_entry_point_reports_a_bad_flag_in_one_line():
     res = run_subprocess("check", STORY, "--driver", "58.0.0.0.0")
     assert res.code == 2 and res.err.count("\n") == 1 and "Traceback" not in res.err
+
+
+# -- unknown codes are usage errors, never a selection that checks nothing --------------------------
+@pytest.mark.parametrize("flag,value", [("--select", "WD999"), ("--select", "WD9"), ("--ignore", "WD1,WD77"),
+                                        ("--select", "E501"), ("--select", "WD1000"), ("--ignore", "wd8")])
+def test_unknown_codes_on_the_command_line(cli, flag, value):
+    res = cli("check", STORY, flag, value)
+    assert res.code == 2 and res.out == "" and f"{flag}: no rule has the code or prefix" in res.err
+
+
+@pytest.mark.parametrize("body,key", [('select = ["WD999"]', "[tool.wheeldoc] select"),
+                                      ('ignore = "WD7"', "[tool.wheeldoc] ignore"),
+                                      ('[tool.wheeldoc.severity]\nWD999 = "info"', "[tool.wheeldoc.severity]"),
+                                      ('[tool.wheeldoc.severity]\nWD1 = "info"', "[tool.wheeldoc.severity]")])
+def test_unknown_codes_in_the_config(cli, tmp_path, body, key):
+    res = cli("check", str(ROOT / STORY), cwd=_project(tmp_path, body))
+    assert res.code == 2 and key in res.err and "no rule has the code" in res.err
+
+
+@pytest.mark.parametrize("value", ["WD", "WD1", "WD10", "WD101", "wd4", "WD0", "WD001"])
+def test_known_codes_and_prefixes_are_accepted(cli, value):
+    assert cli("check", STORY, "--select", value).code in (0, 1)

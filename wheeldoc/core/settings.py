@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,25 @@ def _as_codes(value, key: str, config: Config) -> tuple[str, ...] | None:
     return tuple(v.upper() for v in value)
 
 
+def _known(codes: tuple[str, ...] | None, said_by: str, *, prefixes: bool = True) -> tuple[str, ...] | None:
+    """Codes and prefixes that name at least one rule; anything else is a usage error, never a
+    selection that silently checks nothing (`--select WD999`). Only the families a code can
+    reach are imported, so `--select WD4` stays on the fast path."""
+    if not codes:
+        return codes
+    from wheeldoc.core.registry import family_rules, get_rule
+
+    for code in codes:
+        if code == "WD" and prefixes:
+            continue
+        ok = bool(re.fullmatch(r"WD\d{1,3}", code)) and (
+            bool(family_rules(code)) if prefixes else get_rule(code) is not None)
+        if not ok:
+            what = "code or prefix" if prefixes else "code"
+            raise UsageError(f"{said_by}: no rule has the {what} {code!r} (see `wheeldoc rule --all`)")
+    return codes
+
+
 def settings_from(args: argparse.Namespace) -> Settings:
     config = load_config(getattr(args, "config", None))
 
@@ -62,9 +82,14 @@ def settings_from(args: argparse.Namespace) -> Settings:
         raise UsageError(f"{fmt_from}: unknown format {fmt!r}")
     if fail_on not in ("error", "warning", "info", "never"):
         raise UsageError(f"{fail_on_from}: unknown fail-on level {fail_on!r}")
-    select = _codes(args.select) or _as_codes(config.get("select"), "select", config) or ("WD",)
-    ignore = (_as_codes(config.get("ignore"), "ignore", config) or ()) + (_codes(args.ignore) or ())
-    selection = Selection(select, ignore, config.get("severity", {}))
+    where = f"{config.path}: [tool.wheeldoc]"
+    select = _known(_codes(args.select), "--select") \
+        or _known(_as_codes(config.get("select"), "select", config), f"{where} select") or ("WD",)
+    ignore = (_known(_as_codes(config.get("ignore"), "ignore", config), f"{where} ignore") or ()) \
+        + (_known(_codes(args.ignore), "--ignore") or ())
+    severity = config.get("severity", {})
+    _known(tuple(severity), f"{config.path}: [tool.wheeldoc.severity]", prefixes=False)
+    selection = Selection(select, ignore, severity)
     values = {key: pick(flag, key) for flag, key in
               (("platform", "platform"), ("gpu", "gpu"), ("driver", "driver"), ("python_version", "python"))}
     for key, (value, said_by) in values.items():  # each value alone first, so the error names who said it

@@ -49,12 +49,20 @@ class LockFacts:
         except (InvalidMarker, UndefinedEnvironmentName, ValueError):
             return True
 
+    # An entry without a version (an unpinned line of a requirements file, a URL that names none)
+    # is not a resolved build: no fact and so no finding is ever derived from it; `unpinned`
+    # lists those the user could have meant to pin, and the command reports them as skipped.
     @cached_property
     def packages(self) -> tuple[LockedPackage, ...]:
-        return tuple(p for p in self.lock.packages if self.applies(p.markers))
+        return tuple(p for p in self.lock.packages if p.version and self.applies(p.markers))
 
     def get(self, name: str) -> tuple[LockedPackage, ...]:
-        return tuple(p for p in self.lock.get(name) if self.applies(p.markers))
+        return tuple(p for p in self.lock.get(name) if p.version and self.applies(p.markers))
+
+    @cached_property
+    def unpinned(self) -> tuple[LockedPackage, ...]:
+        return tuple(p for p in self.lock.packages if not p.version and p.source in ("registry", "url", "path")
+                     and self.applies(p.markers))
 
     # -- builds ---------------------------------------------------------------------------------
     def build(self, pkg: LockedPackage) -> Build:

@@ -18,7 +18,7 @@ L = "fixtures/locks"
 
 
 def _loc(facts: LockFacts, pkg: LockedPackage) -> Location:
-    return Location(facts.lock.path, pkg.line)
+    return Location(pkg.file or facts.lock.path, pkg.line)
 
 
 def _data(facts: LockFacts, pkg: LockedPackage, **extra) -> dict:

@@ -99,6 +99,7 @@ class LockedPackage:
     markers: str | None = None
     hashes: int = 0
     requires_dist: tuple[Dependency, ...] = ()
+    file: str | None = None  # the file that holds `line` when not the lock itself (`-r base.txt`)
 
     @property
     def local(self) -> str | None:
@@ -119,6 +120,7 @@ class Option:
     name: str
     value: str
     line: int | None = None
+    file: str | None = None  # when not the lock itself (an included requirements file)
 
 
 @dataclass(frozen=True)
@@ -245,9 +247,9 @@ def parse_lockfile(path: str, text: str, fmt: Format) -> Lockfile:
         from wheeldoc.lockfile.pylock import parse_pylock
 
         return parse_pylock(path, text)
-    from wheeldoc.lockfile.requirements import parse_requirements
+    from wheeldoc.lockfile.requirements import load_requirements
 
-    return parse_requirements(path, text)
+    return load_requirements(path, text)
 
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "site-packages"}
