@@ -256,12 +256,10 @@ _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".
 
 
 def is_lockfile_name(name: str) -> bool:
-    return (
-        name == "uv.lock"
-        or bool(_PYLOCK_NAME.match(name))
-        or (name.endswith(".txt") and ("requirements" in name or "constraints" in name))
-        or bool(_REQ_LOCK_NAME.match(name))
-    )
+    """A lockfile's name (or path relative to the project): the pre-commit hook's pattern."""
+    from wheeldoc.core.names import is_lockfile_path
+
+    return is_lockfile_path(name)
 
 
 def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
@@ -276,7 +274,9 @@ def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False
     if recursive:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-            found += [Path(dirpath, f) for f in sorted(filenames) if is_lockfile_name(f)]
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            found += [Path(dirpath, f) for f in sorted(filenames)
+                      if is_lockfile_name(f if rel == "." else f"{rel}/{f}")]
     else:
         found = sorted(p for p in root.iterdir() if p.is_file() and is_lockfile_name(p.name))
     return found
