@@ -139,7 +139,7 @@ def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Sett
 
 
 @rule("WD401", "stage-env-gap", title="a variable set in another stage never reaches this one",
-      severity=Severity.WARNING, fix="safe",
+      severity=Severity.ERROR, fix="safe",
       examples=(Example(("check", f"{R}/wd401-story.Dockerfile"), True),
                 Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), True),
                 Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
@@ -159,7 +159,9 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads which variable is data
     (`wheeldoc/data/tool_env.json`, each row with its source). A variable counts as present
     when the stage sets it (ENV or ARG, inherited through `FROM <stage>`), the command sets it
-    inline or through `export`, or the command passes the flag that replaces it.
+    inline or through `export`, or the command passes the flag that replaces it. The severity
+    is the variable's, from the same table: an error for a missing index, a warning for a
+    missing timeout, information for tuning knobs.
 
     ## Why is this bad?
     Every `FROM` starts from its base image's environment. ENV and ARG of other stages never
@@ -414,7 +416,7 @@ def _cuda_fix(facts: DockerFacts, step: Step, ctx: Context) -> Fix:
 
 
 @rule("WD403", "torch-may-be-cpu", title="a torch-dependent install that can silently take a CPU torch",
-      severity=Severity.WARNING, fix="unsafe",
+      severity=Severity.ERROR, fix="unsafe",
       examples=(Example(("check", f"{R}/wd403-unpinned.Dockerfile"), True),
                 Example(("check", f"{R}/wd403-cpu-index.Dockerfile"), True),
                 Example(("check", f"{D}/json-shell-forms.Dockerfile"), False),
@@ -431,8 +433,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     decides the torch build: no `torch==X+cuNNN` pin (on the command line, in a requirements,
     overrides or constraints file), no CUDA index (`--index-url`, `--extra-index-url`,
     `UV_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, … ending in `/whl/cuNNN`), no `--torch-backend
-    cuNNN`, no CUDA torch installed earlier in the stage. A CPU index (`/whl/cpu`) next to
-    GPU packages is an error. `--torch-backend auto` is WD404's.
+    cuNNN`, no CUDA torch installed earlier in the stage: a warning. A CPU index (`/whl/cpu`)
+    next to GPU packages is an error. `--torch-backend auto` is WD404's.
 
     ## Why is this bad?
     A package that needs torch without pinning its build lets the resolver take any torch
