@@ -56,6 +56,11 @@ class Driver:
         return f"{self.cuda[0]}.{self.cuda[1]}"
 
     @property
+    def named(self) -> str:
+        """"driver 580.95.05", or "driver" when only its CUDA version was given (never a gap)."""
+        return f"driver {self.version}" if self.version else "driver"
+
+    @property
     def ptx_isa(self) -> tuple[int, int] | None:
         """The newest PTX ISA this driver can JIT (the ISA of its CUDA version)."""
         from wheeldoc.data import tables

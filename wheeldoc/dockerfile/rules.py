@@ -498,10 +498,11 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         if unknown and not needs:
             evidence.append("the wheels' dependencies are not known here; this Dockerfile installs torch elsewhere")
         if not cpu:
-            evidence.append(f"platform {platform}: " + (
-                "PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64" else
-                "PyPI's torch is a CUDA build of whatever CUDA that release defaults to" if platform == "x86_64"
-                else "which build PyPI serves depends on the platform and the release"))
+            evidence.append(
+                "platform aarch64: PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64"
+                else "platform x86_64: PyPI's torch is a CUDA build of whatever CUDA that release defaults to"
+                if platform == "x86_64" else "platform not given (--platform, or FROM --platform): which build "
+                "PyPI serves depends on the platform and the release")
         yield Finding(
             rule="WD403", title="a torch-dependent install that can silently take a CPU torch",
             severity=severity, location=_loc(facts, step.line),
@@ -1083,9 +1084,9 @@ def image_cuda_newer_than_driver(facts: DockerFacts, ctx: Context) -> Iterator[F
             yield Finding(
                 rule="WD408", title="CUDA in the image newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, line),
-                message=f"{what} is CUDA {cuda_str(cuda)}; the target driver {driver.version or ''} supports CUDA "
+                message=f"{what} is CUDA {cuda_str(cuda)}; the target {driver.named} supports CUDA "
                         f"{driver.cuda_str}. The container does not start or torch's first CUDA call fails with "
-                        f"cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                        f"cudaErrorInsufficientDriver.",
                 evidence=(f"CUDA {cuda_str(cuda)} needs driver >= {need or '?'}", f"{_where(stage)}"),
                 fix=Fix(f"Upgrade the driver to >= {need or 'the CUDA ' + str(cuda[0]) + ' branch'}, or use a CUDA "
                         f"{driver.cuda_str} base image and torch build", "display-only"),

@@ -368,9 +368,9 @@ def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 rule="WD104", title="CUDA build newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, pkg),
-                message=f"{pkg.name} {pkg.version} is a {b.label} build; the target driver "
-                        f"{driver.version or ''} supports CUDA {driver.cuda_str}. The first CUDA call fails "
-                        f"with cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                message=f"{pkg.name} {pkg.version} is a {b.label} build; the target {driver.named} "
+                        f"supports CUDA {driver.cuda_str}. The first CUDA call fails "
+                        f"with cudaErrorInsufficientDriver.",
                 evidence=(f"{b.label} needs driver >= {minimum or '?'}", f"{pkg.name}: {b.reason}",
                           f"or pin {', '.join(plan.pins)}: {plan.why_variant}"),
                 fix=fix,
