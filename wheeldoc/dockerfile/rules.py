@@ -386,7 +386,7 @@ def _cuda_intent(facts: DockerFacts, ctx: Context) -> str | None:
         if s.installs_packages:
             needs, _ = facts.torch_needs(s)
             for n in needs:
-                if normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) in gpu:
+                if normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], maxsplit=1)[0]) in gpu:
                     return f"line {s.line} installs {n}"
     return None
 
@@ -465,7 +465,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             continue
         needs, unknown = facts.torch_needs(step)
         if inst.has("--no-deps"):
-            needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, 1)[0]) in TORCH_FAMILY)
+            needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, maxsplit=1)[0]) in TORCH_FAMILY)
             unknown = ()
         if not needs and not (unknown and facts.uses_torch):
             continue
@@ -481,7 +481,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         if earlier is not None and not _upgrades(step):
             continue
         cpu = [s for s in sources if s.variant == "cpu" or (s.variant or "").startswith("cpu")]
-        names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) for n in needs}
+        names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], maxsplit=1)[0]) for n in needs}
         wants_gpu = bool(names & gpu) or any(n.endswith(".whl") and normalize(n.split("/")[-1].split("-")[0]) in gpu
                                              for n in needs)
         if cpu and not wants_gpu:
@@ -1121,7 +1121,7 @@ def _extension_name(facts: DockerFacts, step: Step) -> str | None:
     names = facts.env.cuda_extensions
     for spec in (inst.packages + inst.editables) if inst else step.argv:
         base = spec.split("#egg=")[-1].split("@")[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-        n = normalize(re.split(r"[=<>!~\[ ]", base, 1)[0])
+        n = normalize(re.split(r"[=<>!~\[ ]", base, maxsplit=1)[0])
         if n in names:
             return n
     return None
