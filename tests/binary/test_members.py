@@ -409,3 +409,22 @@ def test_archive_never_writes_member_paths(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["t.whl"]
     assert not (tmp_path.parent / "evil.so").exists()
 
+
+
+def test_a_symlink_realpath_cannot_read_is_rejected_not_raised(tmp_path: Path, monkeypatch) -> None:
+    """`wheeldoc abi /` met /proc/1/cwd, whose realpath raises PermissionError in a container."""
+    import wheeldoc.binary.members as members
+
+    (tmp_path / "a.so").write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "a.so")
+    real = os.path.realpath
+
+    def guarded(path, *a, **k):
+        if str(path).endswith("link"):
+            raise PermissionError(13, "Permission denied")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(members.os.path, "realpath", guarded)
+    tree = DirectoryTree(tmp_path)
+    assert [m.name for m in tree.members] == ["a.so"]
+    assert [(r.name, r.reason) for r in tree.rejected] == [("link", "cannot resolve the symlink: Permission denied")]

@@ -183,3 +183,15 @@ def test_unknown_codes_in_the_config(cli, tmp_path, body, key):
 @pytest.mark.parametrize("value", ["WD", "WD1", "WD10", "WD101", "wd4", "WD0", "WD001"])
 def test_known_codes_and_prefixes_are_accepted(cli, value):
     assert cli("check", STORY, "--select", value).code in (0, 1)
+
+
+@pytest.mark.parametrize("argv", [
+    ("check", STORY, "--find-links", ""), ("check", STORY, "--find-links", "."),
+    ("check", STORY, "--index-url", "."), ("check", STORY, "--extra-index-url", "fixtures"),
+    ("check", STORY, "-o", "9" * 300), ("kernels", FATBIN, "--list", "-o", "9" * 300),
+    ("doctor", "--driver", "none", "--python", "/"), ("doctor", "--driver", "none", "--site-packages", "/"),
+])
+def test_more_odd_values_never_crash(cli, argv):
+    """Found by the odd-value loop: relative sources made into file URIs, a file name too long."""
+    res = cli(*argv, "--format", "json")
+    assert res.code in (0, 1, 2) and "internal error" not in res.err, res.err

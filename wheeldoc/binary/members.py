@@ -583,7 +583,11 @@ class DirectoryTree(MemberSource):
             elif stat.S_ISREG(st.st_mode):
                 members.append(Member(name, st.st_size, st.st_size, None))
             elif stat.S_ISLNK(st.st_mode):
-                target = _inside(self.root, os.path.join(self.root, name))
+                try:
+                    target = _inside(self.root, os.path.join(self.root, name))
+                except OSError as e:  # a link realpath cannot read (/proc/1/cwd: permission denied)
+                    rejected.append(RejectedMember(name, f"cannot resolve the symlink: {e.strerror or e}"))
+                    continue
                 try:
                     tst = os.stat(os.path.join(self.root, target)) if target is not None else None
                 except OSError:
@@ -622,7 +626,11 @@ class InstalledDistribution(MemberSource):
             rows = parse_record(bytes(data.buf), self.path)
         members, rejected = [], []
         for name, (digest, _size) in rows.items():
-            target = _inside(self.root, os.path.join(self.root, name))
+            try:
+                target = _inside(self.root, os.path.join(self.root, name))
+            except OSError as e:
+                rejected.append(RejectedMember(name, f"cannot resolve: {e.strerror or e}"))
+                continue
             if target is None:
                 rejected.append(RejectedMember(name, "outside site-packages (or a symlink leading there)"))
                 continue

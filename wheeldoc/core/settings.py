@@ -112,10 +112,13 @@ def _writable(output: str | None) -> str | None:
     if output is None:
         return None
     path = Path(output)
-    if path.is_dir():
-        raise UsageError(f"-o {output}: is a directory, not a file")
-    if not path.parent.is_dir():
-        raise UsageError(f"-o {output}: the folder {str(path.parent)!r} does not exist")
+    try:
+        if path.is_dir():
+            raise UsageError(f"-o {output}: is a directory, not a file")
+        if not path.parent.is_dir():
+            raise UsageError(f"-o {output}: the folder {str(path.parent)!r} does not exist")
+    except OSError as e:  # a name too long, a loop of links
+        raise UsageError(f"-o {output}: {e.strerror or e}") from None
     return output
 
 

@@ -185,14 +185,32 @@ class LockFacts:
         return find_local_wheels(self.local_sources(), name, version)
 
     def local_sources(self) -> list[Path]:
-        base = Path(self.lock.path).parent
-        out = []
-        for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls,
-                    *self.extra_sources):
-            path = src[7:] if src.startswith("file://") else src
-            if "://" in path:
-                continue
-            p = Path(path) if Path(path).is_absolute() else base / path
-            if p.is_dir():
+        """The local folders among the lock's sources (relative to the lock) and the command
+        line's (relative to the working directory), absolute, each once."""
+        out = self.lock_local_sources()
+        for src in self.extra_sources:
+            p = _local_dir(src, Path.cwd())
+            if p is not None and p not in out:
                 out.append(p)
         return out
+
+    def lock_local_sources(self) -> list[Path]:
+        base = Path(self.lock.path).parent
+        out: list[Path] = []
+        for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls):
+            p = _local_dir(src, base)
+            if p is not None and p not in out:
+                out.append(p)
+        return out
+
+
+def _local_dir(src: str, base: Path) -> Path | None:
+    """A `file://` URL or a path that names an existing folder, made absolute; else None."""
+    path = src[7:] if src.startswith("file://") else src
+    if not path or "://" in path:
+        return None
+    p = Path(path) if Path(path).is_absolute() else base / path
+    try:
+        return p.resolve() if p.is_dir() else None
+    except OSError:
+        return None

@@ -77,9 +77,7 @@ def _local_source(facts: LockFacts, name: str, version: str) -> str | None:
     sources do not (then the override alone is enough)."""
     from wheeldoc.binary.localindex import find_local_wheels
 
-    lock_sources = [s for s in facts.local_sources() if str(s) not in facts.extra_sources
-                    and s.as_uri() not in facts.extra_sources]
-    if find_local_wheels(lock_sources, name, version):
+    if find_local_wheels(facts.lock_local_sources(), name, version):
         return None
     for flag, value in facts.index_options:
         path = value[7:] if value.startswith("file://") else value
