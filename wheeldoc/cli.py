@@ -7,11 +7,13 @@ import sys
 from typing import Callable, Sequence
 
 from wheeldoc import __version__
-from wheeldoc.core.errors import InputError
+from wheeldoc.core.errors import InputError, UsageError
 
 EXIT_USAGE = 2
 OUTPUT_FORMATS = ("full", "concise", "json", "sarif", "github")  # docs/output.md describes each
 FORMATS = ("text", *OUTPUT_FORMATS)  # --format, the old spelling: text = full
+EXIT_CRASH = 3  # an internal error (a bug in wheeldoc), never a finding
+ISSUES_URL = "https://github.com/wheeldoc/wheeldoc/issues"
 FAIL_ON = ("error", "warning", "info", "never")
 
 
@@ -39,13 +41,19 @@ def _common(p: argparse.ArgumentParser, *, target: bool = True) -> None:
                    help="auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it); "
                         "never in -o files")
     g.add_argument("--config", default=None, help="pyproject.toml to read [tool.wheeldoc] from")
+    _debug(g)
     if target:
         t = p.add_argument_group("target (always explicit)")
         t.add_argument("--platform", help="linux-x86_64, linux-aarch64, … (default: from --gpu)")
         t.add_argument("--gpu", help="gb10, h200, b200, rtx5090, … or sm_121 / 12.1")
-        t.add_argument("--driver", help="driver version (580.95.05) or CUDA version (13.0)")
+        t.add_argument("--driver", help="driver version (580.95.05), driver branch (580) or CUDA version (13.0)")
         t.add_argument("--python-version", dest="python_version", default=None,
                        help="target Python (e.g. 3.12) for marker evaluation")
+
+
+def _debug(g) -> None:
+    g.add_argument("--debug", action="store_true",
+                   help="on an internal error, print the traceback (also WHEELDOC_DEBUG=1)")
 
 
 def _index_options(p: argparse.ArgumentParser) -> None:
@@ -137,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("code", nargs="?")
     p.add_argument("--all", action="store_true")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    _debug(p)
     return parser
 
 
@@ -147,23 +156,58 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     run: Callable[[argparse.Namespace], int]
-    if args.command == "rule":
-        from wheeldoc.verbs.rule import run
-    else:
-        from wheeldoc.verbs import dispatch
-
-        run = dispatch(args.command)
     try:
+        if args.command == "rule":
+            from wheeldoc.verbs.rule import run
+        else:
+            from wheeldoc.verbs import dispatch
+
+            run = dispatch(args.command)
         return run(args)
     except InputError as e:
         from wheeldoc.core.terminal import stderr_line
 
         stderr_line(f"wheeldoc: error: {e.one_line()}")
         return EXIT_USAGE
+    except UsageError as e:
+        from wheeldoc.core.terminal import stderr_line
+
+        stderr_line(f"wheeldoc: error: {e}")
+        return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as e:  # a bug: its own exit code, one line, the traceback on request
+        return _crash(e, debug=getattr(args, "debug", False))
+
+
+def _crash(e: Exception, *, debug: bool) -> int:
+    import os
+
+    if debug or os.environ.get("WHEELDOC_DEBUG", "") not in ("", "0"):
+        import traceback
+
+        traceback.print_exc(file=sys.stderr)
+    where = f"{type(e).__name__}: {e}".splitlines()[0][:300]
+    print(f"wheeldoc: internal error ({where}); this is a bug in wheeldoc {__version__}: please report it "
+          f"with the command line at {_issues_url()} (rerun with --debug for the traceback)",
+          file=sys.stderr)
+    return EXIT_CRASH
+
+
+def _issues_url() -> str:
+    """The tracker from the installed metadata (Project-URL), else the project's own."""
+    try:
+        from importlib.metadata import metadata
+
+        for entry in metadata("wheeldoc").get_all("Project-URL") or ():
+            label, _, url = entry.partition(",")
+            if label.strip().lower().replace(" ", "") in ("issues", "bugtracker", "bugs", "tracker"):
+                return url.strip()
+    except Exception:
+        pass
+    return ISSUES_URL
 
 
 if __name__ == "__main__":

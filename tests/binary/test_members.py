@@ -299,12 +299,24 @@ def test_parse_record() -> None:
     assert rows == {"a/b.py": (digest, 1), "c.py": (None, 2), "d": (None, None), "e,f": (None, None)}
 
 
+def test_parse_record_digest_alphabet_on_every_python() -> None:
+    """The strict urlsafe alphabet is checked without `a2b_base64(strict_mode=...)` (3.11+ only)."""
+    good = record_digest(sha256(b"x"))
+    value = good.split("=", 1)[1]
+    bad = [value[:42] + "+", value[:42] + "/", value[:42] + "=", value[:20] + " " + value[21:],
+           value[:42], value + "A", value[:42] + "\u00e9"]
+    text = f"ok,{good},1\n" + "".join(f"f{i},sha256={v},1\n" for i, v in enumerate(bad))
+    rows = parse_record(text.encode(), "w")
+    assert rows["ok"] == (sha256(b"x"), 1)
+    assert [rows[f"f{i}"][0] for i in range(len(bad))] == [None] * len(bad)
+
+
 # -- directories, installed distributions, single files ------------------------------
 @pytest.mark.slow
 def test_installed_distribution_matches_the_wheel(tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
-                    "--disable-pip-version-check", "--target", str(site), str(TORCH_V1), str(EXT)],
+                    "--disable-pip-version-check", "--python-version", "3.11", "--target", str(site), str(TORCH_V1), str(EXT)],
                    check=True, capture_output=True)
     dists = find_distributions(site)
     assert [d.dist_info for d in dists] == ["ext-1.0.dist-info", "fake_torch-2.11.0+cu130.dist-info"]
@@ -327,7 +339,7 @@ def test_installed_distribution_matches_the_wheel(tmp_path: Path) -> None:
 def test_directory_tree_takes_hashes_from_a_record(tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
-                    "--disable-pip-version-check", "--target", str(site), str(EXT)],
+                    "--disable-pip-version-check", "--python-version", "3.11", "--target", str(site), str(EXT)],
                    check=True, capture_output=True)
     tree = DirectoryTree(site)
     assert tree.dist_info == "ext-1.0.dist-info"
@@ -433,3 +445,22 @@ def test_both_inflaters_give_the_same_members_and_the_same_errors(inflater, monk
     with WheelArchive(str(bad)) as w, pytest.raises(InputError, match="corrupt deflate data|CRC-32|inflates"):
         with w.open("bad/x.so"):
             pass
+
+
+def test_a_symlink_realpath_cannot_read_is_rejected_not_raised(tmp_path: Path, monkeypatch) -> None:
+    """`wheeldoc abi /` met /proc/1/cwd, whose realpath raises PermissionError in a container."""
+    import wheeldoc.binary.members as members
+
+    (tmp_path / "a.so").write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "a.so")
+    real = os.path.realpath
+
+    def guarded(path, *a, **k):
+        if str(path).endswith("link"):
+            raise PermissionError(13, "Permission denied")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(members.os.path, "realpath", guarded)
+    tree = DirectoryTree(tmp_path)
+    assert [m.name for m in tree.members] == ["a.so"]
+    assert [(r.name, r.reason) for r in tree.rejected] == [("link", "cannot resolve the symlink: Permission denied")]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from wheeldoc.core.model import Severity
 from wheeldoc.core.registry import DOC_SECTIONS, all_rules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,14 @@ def test_rule_has_every_doc_section(code):
 
 
 @pytest.mark.parametrize("code", sorted(RULES))
+def test_doc_examples_agree_with_the_registered_severity(code):
+    """The registry's severity is the worst a rule reports by default (`wheeldoc rule --all`
+    prints it); an example in the doc never shows a worse one."""
+    shown = {Severity.parse(s) for s in re.findall(rf"{code} (error|warning|info)\b", RULES[code].doc)}
+    assert all(s <= RULES[code].severity for s in shown), (code, RULES[code].severity.label, shown)
+
+
+@pytest.mark.parametrize("code", sorted(RULES))
 def test_rule_has_hit_and_clean_fixtures(code):
     kinds = {ex.hit for ex in RULES[code].examples}
     assert kinds == {True, False}, f"{code} needs at least one hit and one non-hit example"
@@ -51,6 +60,9 @@ def test_rule_example(code, example, cli):
     hits = [f for f in doc["findings"] if f["rule"] == code]
     if example.hit:
         assert hits, f"{code} not raised by `wheeldoc {shlex.join(example.argv)}`"
+        worst = max(Severity.parse(f["severity"]) for f in hits)
+        assert worst <= RULES[code].severity, \
+            f"{code} emits {worst.label} above its registered (documented) severity {RULES[code].severity.label}"
     else:
         assert not hits, f"{code} raised by `wheeldoc {shlex.join(example.argv)}`: {hits[0]['message']}"
 

@@ -10,6 +10,7 @@ index); PRE_COMMIT_HOME is a temporary folder.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -103,3 +104,42 @@ def test_lockfile_hook(hook_repo, user_repo, home):
     assert bad.returncode == 1 and "WD101" in bad.stdout, bad.stdout + bad.stderr
     good = _try_repo(hook_repo, user_repo, home, "wheeldoc-lockfile", "good/uv.lock", "notes.md")
     assert good.returncode == 0, good.stdout + good.stderr
+
+
+@pytest.fixture(scope="module")
+def named_repo(tmp_path_factory) -> Path:
+    """Every name of tests/verbs/test_discovery.py, each holding a file with a finding, so the
+    hook's output names exactly the files pre-commit handed it."""
+    from tests.verbs.test_discovery import DOCKERFILES, LOCKFILES, NOT_DOCKERFILES, NOT_LOCKFILES
+
+    repo = tmp_path_factory.mktemp("named-repo")
+    docker = (R / "wd401-story.Dockerfile").read_bytes()
+    story = (ROOT / "fixtures" / "story" / "requirements.txt").read_bytes()
+    for name in DOCKERFILES + NOT_DOCKERFILES:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(docker)
+    for name in LOCKFILES + NOT_LOCKFILES:
+        if "uv.lock" in name or "pylock" in name or name == "pyproject.toml":
+            continue
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_bytes(story)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    return repo
+
+
+@pytest.mark.parametrize("hook", ["wheeldoc-dockerfile", "wheeldoc-lockfile"])
+def test_the_hooks_take_exactly_the_names_check_dir_discovers(hook_repo, named_repo, home, hook):
+    from wheeldoc.verbs.discover import discover
+
+    env = {**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never"}
+    env.pop("VIRTUAL_ENV", None)
+    res = subprocess.run([*_pre_commit(), "try-repo", str(hook_repo), hook, "--all-files", "--verbose"],
+                         cwd=named_repo, capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 1, res.stdout + res.stderr
+    kind = "Dockerfile" if hook.endswith("dockerfile") else "requirements"
+    tracked = _git(named_repo, "ls-files").split()
+    named = {p for p in tracked if re.search(rf"(^|\s){re.escape(p)}:\d+", res.stdout, re.M)}
+    found = {p.relative_to(named_repo).as_posix() for p in discover(named_repo).files}
+    want = {p for p in found if (kind == "Dockerfile") == ("ockerfile" in p.lower() or "ontainerfile" in p.lower())}
+    assert named == want, (sorted(named ^ want), res.stdout[-3000:])

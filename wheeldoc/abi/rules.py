@@ -296,7 +296,7 @@ def cxx11_abi_mismatch(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
 # -- WD204 ----------------------------------------------------------------------------------------
 
 @rule("WD204", "cuda-runtime-mismatch", title="the CUDA runtime major differs from torch's",
-      severity=Severity.WARNING,
+      severity=Severity.ERROR,
       examples=(Example(("abi", f"{A}/ext/ext_cudart12.so", T11, *LOCAL), True),
                 Example(("abi", f"{A}/ext/ext_cudart13.so", T11, *LOCAL), False)))
 def cuda_runtime_mismatch(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:

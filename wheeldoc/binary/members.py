@@ -594,7 +594,11 @@ class DirectoryTree(MemberSource):
             elif stat.S_ISREG(st.st_mode):
                 members.append(Member(name, st.st_size, st.st_size, None))
             elif stat.S_ISLNK(st.st_mode):
-                target = _inside(self.root, os.path.join(self.root, name))
+                try:
+                    target = _inside(self.root, os.path.join(self.root, name))
+                except OSError as e:  # a link realpath cannot read (/proc/1/cwd: permission denied)
+                    rejected.append(RejectedMember(name, f"cannot resolve the symlink: {e.strerror or e}"))
+                    continue
                 try:
                     tst = os.stat(os.path.join(self.root, target)) if target is not None else None
                 except OSError:
@@ -633,7 +637,11 @@ class InstalledDistribution(MemberSource):
             rows = parse_record(bytes(data.buf), self.path)
         members, rejected = [], []
         for name, (digest, _size) in rows.items():
-            target = _inside(self.root, os.path.join(self.root, name))
+            try:
+                target = _inside(self.root, os.path.join(self.root, name))
+            except OSError as e:
+                rejected.append(RejectedMember(name, f"cannot resolve: {e.strerror or e}"))
+                continue
             if target is None:
                 rejected.append(RejectedMember(name, "outside site-packages (or a symlink leading there)"))
                 continue
@@ -741,15 +749,16 @@ def record_digest(sha256_hex: str) -> str:
     return "sha256=" + base64.urlsafe_b64encode(bytes.fromhex(sha256_hex)).rstrip(b"=").decode()
 
 
-_URLSAFE = str.maketrans("-_", "+/")
+_URLSAFE_43 = re.compile(r"[A-Za-z0-9_-]{43}")
 
 
 def _record_sha256(field: str) -> str | None:
+    # The alphabet is checked here, not by `a2b_base64(strict_mode=True)`: that keyword is 3.11+.
     algo, _, value = field.partition("=")
-    if algo != "sha256" or len(value) != 43:
+    if algo != "sha256" or not _URLSAFE_43.fullmatch(value):
         return None
     try:
-        digest = binascii.a2b_base64((value + "=").translate(_URLSAFE), strict_mode=True)
+        digest = base64.urlsafe_b64decode(value + "=")
     except (binascii.Error, ValueError):
         return None
     return digest.hex() if len(digest) == 32 else None

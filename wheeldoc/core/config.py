@@ -10,8 +10,8 @@ from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Severity
 
 KNOWN_KEYS = {"select", "ignore", "fail-on", "severity", "format", "output-format", "gpu", "driver", "platform",
-              "python", "glibc", "libstdcxx",
-              "pull-base"}
+              "python", "glibc", "libstdcxx", "pull-base"}
+TEXT_KEYS = ("fail-on", "format", "output-format", "gpu", "driver", "platform", "python", "glibc", "libstdcxx")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
     unknown = set(section) - KNOWN_KEYS
     if unknown:
         raise InputError(str(path), f"unknown [tool.wheeldoc] keys: {', '.join(sorted(unknown))}")
+    section = {**section, **{k: _text(path, k, section[k]) for k in TEXT_KEYS if k in section}}
     sev = section.get("severity", {})
     if not isinstance(sev, dict):
         raise InputError(str(path), "[tool.wheeldoc.severity] must be a table of CODE = level")
@@ -63,3 +64,17 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
     except (ValueError, AttributeError) as e:
         raise InputError(str(path), f"[tool.wheeldoc.severity]: {e}") from None
     return Config(str(path), section)
+
+
+def _text(path: Path, key: str, value: Any) -> str:
+    """A setting the flags spell as text. An integer is unambiguous (`driver = 580` is "580");
+    a float is not (TOML's `python = 3.10` is 3.1), so it must be quoted."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        raise InputError(str(path), f"[tool.wheeldoc] {key} must be a quoted string: unquoted, TOML "
+                                    f"reads it as the number {value!r}")
+    raise InputError(str(path), f"[tool.wheeldoc] {key} must be a string, got {type(value).__name__} "
+                                f"{value!r}")

@@ -63,7 +63,7 @@ def finalize(
     Every skipped part of an input also becomes a WD002 finding, so it counts towards --fail-on."""
     kept = []
     skipped = [Finding("WD002", "part of an input could not be analyzed", Severity.WARNING,
-                       Location(s.path, member=s.member), f"skipped: {s.reason}") for s in report.skipped]
+                       Location(s.path, s.line, member=s.member), f"skipped: {s.reason}") for s in report.skipped]
     for f in [*findings, *skipped]:
         if not selection.enabled(f.rule) or suppressed(f):
             continue

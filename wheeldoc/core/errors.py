@@ -40,3 +40,7 @@ class InputError(Exception):
 
 class LimitExceeded(InputError):
     """An input that declares or needs more than wheeldoc's resource limits allow."""
+
+
+class UsageError(Exception):
+    """Bad flags or settings: one line on stderr, exit 2."""

@@ -91,6 +91,7 @@ class Skipped:
     path: str
     reason: str
     member: str | None = None
+    line: int | None = None
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The target machine, always explicit: platform, GPU compute capability, driver / CUDA, Python.
 
 `--gpu` takes a name (`gb10`, `h200`, `rtx5090`), `sm_121` or `12.1`; `--driver` takes a driver
-version (`580.95.05`) or a CUDA version (`13.0`). A GPU that implies a platform (GB10 is an
+version (`580.95.05`), a driver branch (`580`: every driver of it supports the same CUDA version)
+or a CUDA version (`13.0`). A GPU that implies a platform (GB10 is an
 aarch64 system) sets it unless `--platform` says otherwise.
 """
 
@@ -53,6 +54,11 @@ class Driver:
     @property
     def cuda_str(self) -> str:
         return f"{self.cuda[0]}.{self.cuda[1]}"
+
+    @property
+    def named(self) -> str:
+        """"driver 580.95.05", or "driver" when only its CUDA version was given (never a gap)."""
+        return f"driver {self.version}" if self.version else "driver"
 
     @property
     def ptx_isa(self) -> tuple[int, int] | None:
@@ -139,15 +145,24 @@ def parse_driver(text: str) -> Driver:
         if cuda is None:
             raise TargetError(f"driver {text!r} is older than any CUDA version wheeldoc knows")
         return Driver(key, cuda)
-    raise TargetError(f"cannot read driver {text!r}: give a driver version (580.95.05) "
-                      "or a CUDA version (13.0)")
+    raise TargetError(f"cannot read driver {text!r}: give a driver version (580.95.05), "
+                      "a driver branch (580) or a CUDA version (13.0)")
+
+
+def parse_python(text: str) -> str:
+    """"3.12" or "3.12.4": the marker variables `python_version` / `python_full_version` need it."""
+    key = text.strip()
+    if not re.fullmatch(r"[23]\.\d{1,2}(\.\d{1,3})?", key):
+        raise TargetError(f"cannot read Python version {text!r}: give X.Y or X.Y.Z (3.12)")
+    return key
 
 
 def build_target(platform: str | None = None, gpu: str | None = None, driver: str | None = None,
                  python: str | None = None, source: str = "flags") -> Target:
     g, implied = parse_gpu(gpu) if gpu else (None, None)
     plat = parse_platform(platform) if platform else implied
-    return Target(plat, g, parse_driver(driver) if driver else None, python, source)
+    return Target(plat, g, parse_driver(driver) if driver else None,
+                  parse_python(python) if python else None, source)
 
 
 _MARKER_PLATFORM = {

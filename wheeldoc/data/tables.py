@@ -18,6 +18,7 @@ HERE = Path(__file__).resolve().parent
 PLATFORMS = (None, "aarch64", "x86_64")
 _VERSION = re.compile(r"^\d+\.\d+$")
 _DRIVER = re.compile(r"^(\d{3,4})(\.\d{1,3}){1,2}$")
+_DRIVER_OR_BRANCH = re.compile(r"^(\d{3,4})(\.\d{1,3}){0,2}$")  # "580" is the R580 branch
 
 
 class TableError(ValueError):
@@ -85,8 +86,8 @@ def parse_version(text: str | int | tuple[int, int]) -> tuple[int, int]:
 
 
 def driver_branch(driver: str) -> int:
-    """"580.95.05" -> 580."""
-    m = _DRIVER.match(driver.strip())
+    """"580.95.05" -> 580; a bare branch ("580") is its own branch."""
+    m = _DRIVER_OR_BRANCH.match(driver.strip())
     if not m:
         raise ValueError(f"not a driver version: {driver!r} (expected e.g. 580.95.05)")
     return int(m.group(1))

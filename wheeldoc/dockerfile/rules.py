@@ -150,7 +150,7 @@ def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Sett
 
 
 @rule("WD401", "stage-env-gap", title="a variable set in another stage never reaches this one",
-      severity=Severity.WARNING, fix="safe",
+      severity=Severity.ERROR, fix="safe",
       examples=(Example(("check", f"{R}/wd401-story.Dockerfile"), True),
                 Example(("check", f"{D}/vllm-gb10-multistage.Dockerfile"), True),
                 Example(("check", f"{D}/monorepo-ten-stages.Dockerfile"), True),
@@ -170,7 +170,9 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads which variable is data
     (`wheeldoc/data/tool_env.json`, each row with its source). A variable counts as present
     when the stage sets it (ENV or ARG, inherited through `FROM <stage>`), the command sets it
-    inline or through `export`, or the command passes the flag that replaces it.
+    inline or through `export`, or the command passes the flag that replaces it. The severity
+    is the variable's, from the same table: an error for a missing index, a warning for a
+    missing timeout, information for tuning knobs.
 
     ## Why is this bad?
     Every `FROM` starts from its base image's environment. ENV and ARG of other stages never
@@ -402,7 +404,7 @@ def _cuda_intent(facts: DockerFacts, ctx: Context) -> str | None:
         if s.installs_packages:
             needs, _ = facts.torch_needs(s)
             for n in needs:
-                if normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) in gpu:
+                if normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], maxsplit=1)[0]) in gpu:
                     return f"line {s.line} installs {n}"
     return None
 
@@ -432,7 +434,7 @@ def _cuda_fix(facts: DockerFacts, step: Step, ctx: Context) -> Fix:
 
 
 @rule("WD403", "torch-may-be-cpu", title="a torch-dependent install that can silently take a CPU torch",
-      severity=Severity.WARNING, fix="unsafe",
+      severity=Severity.ERROR, fix="unsafe",
       examples=(Example(("check", f"{R}/wd403-trap1.Dockerfile"), True),
                 Example(("check", f"{R}/wd403-trap1-fixed.Dockerfile"), False),
                 Example(("check", f"{R}/wd403-unpinned.Dockerfile"), True),
@@ -506,7 +508,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             continue
         needs, unknown = facts.torch_needs(step)
         if inst.has("--no-deps"):
-            needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, 1)[0]) in TORCH_FAMILY)
+            needs = tuple(n for n in needs if normalize(re.split(r"[=<>!~;\[ @]", n, maxsplit=1)[0]) in TORCH_FAMILY)
             unknown = ()
         if not needs and not (unknown and facts.uses_torch):
             continue
@@ -519,7 +521,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         if any(s.variant and (s.variant.startswith("rocm") or s.variant == "xpu") for s in sources):
             continue
         cpu = [s for s in sources if s.variant == "cpu" or (s.variant or "").startswith("cpu")]
-        names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], 1)[0]) for n in needs}
+        names = {normalize(re.split(r"[=<>!~;\[ @(]", n.split("/")[-1], maxsplit=1)[0]) for n in needs}
         wants_gpu = bool(names & gpu) or any(n.endswith(".whl") and normalize(n.split("/")[-1].split("-")[0]) in gpu
                                              for n in needs)
         if cpu and not wants_gpu:
@@ -537,11 +539,11 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         if unknown and not needs:
             evidence.append("the wheels' dependencies are not known here; this Dockerfile installs torch elsewhere")
         if not cpu:
-            evidence.append(f"platform {platform}: " + (
-                "PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64" else
-                "PyPI's torch is a CUDA build of whatever CUDA that release defaults to" if platform == "x86_64"
-                else "PyPI's linux x86-64 torch is a CUDA build of the CUDA that release defaults to; on aarch64 "
-                     "it may be CPU-only"))
+            evidence.append(
+                "platform aarch64: PyPI's torch for linux aarch64 may be a CPU-only build" if platform == "aarch64"
+                else "platform x86_64: PyPI's torch is a CUDA build of whatever CUDA that release defaults to"
+                if platform == "x86_64" else "platform not given (--platform, or FROM --platform): which build "
+                "PyPI serves depends on the platform and the release")
         yield Finding(
             rule="WD403", title="a torch-dependent install that can silently take a CPU torch",
             severity=severity, location=_loc(facts, step.line),
@@ -1231,9 +1233,9 @@ def image_cuda_newer_than_driver(facts: DockerFacts, ctx: Context) -> Iterator[F
             yield Finding(
                 rule="WD408", title="CUDA in the image newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, line),
-                message=f"{what} is CUDA {cuda_str(cuda)}; the target driver {driver.version or ''} supports CUDA "
+                message=f"{what} is CUDA {cuda_str(cuda)}; the target {driver.named} supports CUDA "
                         f"{driver.cuda_str}. The container does not start or torch's first CUDA call fails with "
-                        f"cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                        f"cudaErrorInsufficientDriver.",
                 evidence=(f"CUDA {cuda_str(cuda)} needs driver >= {need or '?'}", f"{_where(stage)}"),
                 fix=Fix(f"Upgrade the driver to >= {need or 'the CUDA ' + str(cuda[0]) + ' branch'}, or use a CUDA "
                         f"{driver.cuda_str} base image and torch build", "display-only"),
@@ -1268,7 +1270,7 @@ def _extension_name(facts: DockerFacts, step: Step) -> str | None:
     names = facts.env.cuda_extensions
     for spec in (inst.packages + inst.editables) if inst else step.argv:
         base = spec.split("#egg=")[-1].split("@")[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
-        n = normalize(re.split(r"[=<>!~\[ ]", base, 1)[0])
+        n = normalize(re.split(r"[=<>!~\[ ]", base, maxsplit=1)[0])
         if n in names:
             return n
     return None

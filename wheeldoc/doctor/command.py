@@ -1,8 +1,9 @@
 """`wheeldoc doctor [--python PATH | --site-packages DIR] [--gpu …] [--driver …]`: every analyzer
 over an installed environment, without importing or loading anything from it.
 
-The environment is the running interpreter's by default, another interpreter's with `--python`
-(run once as `python -I -S`, standard library only) or one folder with `--site-packages`.
+The environment is the one the user means (see `discover`): `--python` (run once as
+`python -I -S`, standard library only), `--site-packages` (a folder, or a venv root), the active
+`VIRTUAL_ENV`, `./.venv`, else the running interpreter; the first line says which.
 The machine is the host only when no target is given: its NVIDIA driver and GPUs (NVML, else
 `/proc/driver/nvidia/version`), its `LD_LIBRARY_PATH` and loader cache, its variables. With
 `--gpu` / `--driver` the same command answers for another machine (`--driver none`: one without
@@ -34,16 +35,14 @@ def _run(args: argparse.Namespace) -> int:
 
     from wheeldoc.doctor.diagnose import diagnose, flags_machine, host_machine
     from wheeldoc.core.cache import Cache
-    from wheeldoc.core.settings import UsageError, settings_from
+    from wheeldoc.core.settings import settings_from
     from wheeldoc.core.engine import finalize, input_error_finding
     from wheeldoc.core.errors import InputError
     from wheeldoc.core.model import Report
-    from wheeldoc.environment.reader import locate_environment
+    from wheeldoc.doctor.discover import find_environment, no_distributions
 
     no_driver = take_driver_none(args)
     settings = settings_from(args)
-    if args.python_exe and args.site_packages:
-        raise UsageError("give either --python or --site-packages, not both")
     target = settings.target
     if target.gpu is not None or target.driver is not None or no_driver:
         machine = flags_machine(target, no_driver=no_driver, ld_library_path=args.ld_library_path)
@@ -54,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
         machine, target = host_machine(environ, platform=target.platform)
     report = Report("doctor", target.to_dict())
     try:
-        loc = locate_environment(python=args.python_exe, site_packages=args.site_packages)
+        loc = find_environment(args.python_exe, args.site_packages)
         if not loc.site_packages:
             raise InputError(args.python_exe or loc.executable or "python", "no site-packages folder found")
     except InputError as e:
@@ -69,6 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with progress_bar("reading libraries") as progress:
             diag = diagnose(loc, target, machine, selection=settings.selection, cache=cache, progress=progress)
+        if not diag.env.distributions:
+            raise no_distributions(loc)
     except InputError as e:
         report.input_errors = 1
         finalize(report, [input_error_finding(e)], settings.selection)

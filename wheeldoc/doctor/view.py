@@ -55,6 +55,7 @@ def environment_record(d: Diagnosis) -> dict:
     return {
         "where": facts.where, "site_packages": list(loc.site_packages), "kind": loc.kind,
         "python": loc.python_version or None, "executable": loc.executable, "origin": loc.origin,
+        "prefix": loc.prefix, "chosen_by": loc.chosen_by or None,
         "distributions": len(env.distributions),
         "torch": None if facts.torch_dist is None else {
             "version": facts.torch_version, "dist_version": facts.torch_dist.version, "kind": facts.torch_kind,
@@ -101,6 +102,8 @@ def header_section(d: Diagnosis, verdict: str, root: Finding | None, findings: l
         loc = facts.env.location
         what = title or f"wheeldoc doctor: {facts.where}"
         kind = f"{loc.kind}, Python {loc.python_version}" if loc.python_version else loc.kind
+        if loc.chosen_by:
+            kind += f"; read because: {loc.chosen_by}"
         out.add((what, "bold"), (f"  ({kind})", "dim"))
         out.add((verdict.upper(), VERDICT_STYLE[verdict]), f" — {reason_text(verdict, root, findings)}")
         out.add()

@@ -123,6 +123,7 @@ class EnvironmentLocation:
     prefix: str | None = None  # sys.prefix / the venv or conda prefix
     kind: Literal["system", "venv", "conda", "unknown"] = "unknown"
     markers_source: str = ""  # "interpreter", or what the values were inferred from
+    chosen_by: str = ""  # why this environment was read ("--python", "the active VIRTUAL_ENV", …)
 
     @property
     def python_version(self) -> str:

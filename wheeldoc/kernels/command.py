@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _plain_listing(args: argparse.Namespace) -> bool:
-    return (args.list and not args.coverage and not args.gpu and not args.driver
+    return (args.list and not args.coverage and not args.gpu and not args.driver and not args.output
             and args.format in (None, "text", "full") and not args.config
             and not getattr(args, "statistics", False) and not _project_config())
 
@@ -89,12 +89,9 @@ def _fast_list(args: argparse.Namespace) -> int | None:
 def _write(text: str, output: str | None) -> None:
     """The plain listing, control characters in file names escaped (the report's writer,
     `render.output.deliver`, does the same for every other text)."""
-    text = escape_controls(text)
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    from wheeldoc.render.output import write_text
+
+    write_text(escape_controls(text), output)
 
 
 # -- the full command -------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from wheeldoc.core.engine import Context, run_family
-from wheeldoc.core.model import Finding, Report
+from wheeldoc.core.model import Finding, Report, Skipped
 from wheeldoc.core.settings import Settings
 
 
@@ -35,15 +35,23 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
         progress(f"resolving {path} with uv pip compile (the index may take a few seconds)")
         lock = resolve(path, args, settings.target)
         report.extra.setdefault("resolved", []).append({"input": str(path), "command": lock.tool_command})
+    elif is_requirements_input(path):
+        report.skipped.append(Skipped(str(path), not_a_lock(path)))
+        return []
     else:
         lock = load_lockfile(path, data=data)
     options = index_options(args)
+    base = LockFacts(lock, settings.target, options)
+    for w in lock.warnings:
+        if w.name == "include-skipped":
+            report.skipped.append(Skipped(w.file or lock.path, w.value, line=w.line))
+    if base.unpinned:
+        report.skipped.append(unpinned_note(base))
     if lock.format != "uv.lock":
-        return run_family("WD1", LockFacts(lock, settings.target, options), ctx)
+        return run_family("WD1", base, ctx)
     from wheeldoc.core.target import marker_environment
     from wheeldoc.lockfile.environments import environments
 
-    base = LockFacts(lock, settings.target, options)
     envs = environments(lock, marker_environment(base.platform, settings.target.python))
     report.extra.setdefault("environments", []).append(
         {"input": str(path), "platform": base.platform, "environments": [
@@ -73,3 +81,26 @@ def name_environments(per_env: list[tuple[str, list[Finding]]], *, single: bool)
         where = "" if single else f" [environment{'s' if len(names) > 1 else ''}: {'; '.join(names)}]"
         out.append(dataclasses.replace(f, message=f.message + where, data=data))
     return out
+
+
+def not_a_lock(path: Path) -> str:
+    """Why a requirements input is not checked without --resolve, and what to run instead."""
+    lock = "its uv.lock (`uv lock`)" if path.name == "pyproject.toml" else \
+        f"the lock it compiles to (`uv pip compile {path.name} -o {path.stem}.txt`)"
+    return (f"{path.name} is an input, not a lock: nothing in it is resolved, so no build can be checked; "
+            f"run `wheeldoc check --resolve {path}` (the real `uv pip compile`) or check {lock}")
+
+
+def unpinned_note(facts) -> Skipped:
+    """One note per file for the entries that name no version: their builds are unknown."""
+    names = [p.name for p in facts.unpinned]
+    first = facts.unpinned[0]
+    more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+    return Skipped(first_path(facts, first), f"{len(names)} requirement{'s' if len(names) > 1 else ''} "
+                   f"not pinned to a version ({', '.join(names[:4])}{more}): what they resolve to is "
+                   f"unknown, so their builds are not checked; pin them (`uv pip compile`, `pip-compile`) "
+                   f"or check the lock", line=first.line)
+
+
+def first_path(facts, pkg) -> str:
+    return getattr(pkg, "file", None) or facts.lock.path

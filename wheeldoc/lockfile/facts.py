@@ -71,11 +71,14 @@ class LockFacts:
         except (InvalidMarker, UndefinedEnvironmentName, ValueError):
             return True
 
+    # An entry without a version (an unpinned line of a requirements file, a URL that names none)
+    # is not a resolved build: no fact and so no finding is ever derived from it; `unpinned`
+    # lists those the user could have meant to pin, and the command reports them as skipped.
     @cached_property
     def packages(self) -> tuple[LockedPackage, ...]:
         if self.environment is not None:
-            return self.environment.packages
-        return tuple(p for p in self.lock.packages if self.applies(p.markers))
+            return tuple(p for p in self.environment.packages if p.version)
+        return tuple(p for p in self.lock.packages if p.version and self.applies(p.markers))
 
     @cached_property
     def _by_name(self) -> dict[str, tuple[LockedPackage, ...]]:
@@ -88,6 +91,11 @@ class LockFacts:
         from wheeldoc.lockfile.source import canonical_name
 
         return self._by_name.get(canonical_name(name), ())
+
+    @cached_property
+    def unpinned(self) -> tuple[LockedPackage, ...]:
+        return tuple(p for p in self.lock.packages if not p.version and p.source in ("registry", "url", "path")
+                     and self.applies(p.markers))
 
     # -- builds ---------------------------------------------------------------------------------
     def build(self, pkg: LockedPackage) -> Build:
@@ -273,14 +281,32 @@ class LockFacts:
         return find_local_wheels(self.local_sources(), name, version)
 
     def local_sources(self) -> list[Path]:
-        base = Path(self.lock.path).parent
-        out = []
-        for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls,
-                    *self.extra_sources):
-            path = src[7:] if src.startswith("file://") else src
-            if "://" in path:
-                continue
-            p = Path(path) if Path(path).is_absolute() else base / path
-            if p.is_dir():
+        """The local folders among the lock's sources (relative to the lock) and the command
+        line's (relative to the working directory), absolute, each once."""
+        out = self.lock_local_sources()
+        for src in self.extra_sources:
+            p = _local_dir(src, Path.cwd())
+            if p is not None and p not in out:
                 out.append(p)
         return out
+
+    def lock_local_sources(self) -> list[Path]:
+        base = Path(self.lock.path).parent
+        out: list[Path] = []
+        for src in (*self.lock.find_links, *self.lock.index_urls, *self.lock.extra_index_urls):
+            p = _local_dir(src, base)
+            if p is not None and p not in out:
+                out.append(p)
+        return out
+
+
+def _local_dir(src: str, base: Path) -> Path | None:
+    """A `file://` URL or a path that names an existing folder, made absolute; else None."""
+    path = src[7:] if src.startswith("file://") else src
+    if not path or "://" in path:
+        return None
+    p = Path(path) if Path(path).is_absolute() else base / path
+    try:
+        return p.resolve() if p.is_dir() else None
+    except OSError:
+        return None

@@ -295,3 +295,105 @@ def parse_requirements(path: str, text: str) -> Lockfile:
         tool_command=command,
         options=tuple(options),
     )
+
+
+# -- `-r` / `-c` includes ------------------------------------------------------------------------
+MAX_INCLUDE_DEPTH = 5  # base.txt -> common.txt -> … ; pip has no limit, real projects use 1-2
+MAX_INCLUDED_FILES = 32
+INCLUDE_SKIPPED = "include-skipped"  # a `warnings` entry: an include that was not followed, and why
+
+
+def project_root(path: str) -> str:
+    """The nearest folder above `path` holding .git or pyproject.toml (at most 32 up), else
+    the file's own folder: includes are followed inside it only."""
+    here = os.path.dirname(os.path.abspath(path))
+    d = here
+    for _ in range(32):
+        if os.path.exists(os.path.join(d, ".git")) or os.path.isfile(os.path.join(d, "pyproject.toml")):
+            return os.path.realpath(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    return os.path.realpath(here)
+
+
+def load_requirements(path: str, text: str) -> Lockfile:
+    """A requirements file with its `-r` / `-c` includes followed (pip's semantics: relative to
+    the including file), inside the project, bounded in depth and count. Packages from an
+    included file keep their own file and line; a constraint pins a requirement left unpinned.
+    An include that is not followed (a URL, outside the project, missing, over a limit, a cycle)
+    becomes an `include-skipped` warning with the including file and line."""
+    top = parse_requirements(path, text)
+    if not any(o.name in ("requirement", "constraint") for o in top.options):
+        return top
+    from dataclasses import replace
+
+    from wheeldoc.lockfile.source import read_text
+
+    root = project_root(path)
+    seen = {os.path.realpath(path)}
+    required: list[LockedPackage] = list(top.packages)
+    constraints: list[LockedPackage] = []
+    indexes = {"index-url": list(top.index_urls), "extra-index-url": list(top.extra_index_urls),
+               "find-links": list(top.find_links)}
+    warnings: list[Option] = []
+    files = 0
+
+    def skip(where: str, line: int | None, why: str) -> None:
+        warnings.append(Option(INCLUDE_SKIPPED, why, line, None if where == path else where))
+
+    def follow(lock: Lockfile, where: str, depth: int, as_constraint: bool) -> None:
+        nonlocal files
+        for opt in lock.options:
+            if opt.name not in ("requirement", "constraint"):
+                continue
+            flag = "-r" if opt.name == "requirement" else "-c"
+            target = opt.value
+            if not target or "://" in target:
+                skip(where, opt.line, f"{flag} {target}: not followed (only files inside the project are)")
+                continue
+            full = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(where)), target))
+            if os.path.commonpath([full, root]) != root:
+                skip(where, opt.line, f"{flag} {target}: not followed (outside the project folder {root})")
+                continue
+            if full in seen:
+                continue  # already read (a cycle, or a file included twice)
+            if depth >= MAX_INCLUDE_DEPTH or files >= MAX_INCLUDED_FILES:
+                skip(where, opt.line, f"{flag} {target}: not followed (more than {MAX_INCLUDE_DEPTH} levels "
+                                      f"or {MAX_INCLUDED_FILES} files of includes)")
+                continue
+            seen.add(full)
+            files += 1
+            shown = os.path.normpath(os.path.join(os.path.dirname(where), target))
+            try:
+                inner = parse_requirements(shown, read_text(full))
+            except InputError as e:
+                skip(where, opt.line, f"{flag} {target}: not read: {e.message}")
+                continue
+            constraint = as_constraint or opt.name == "constraint"
+            (constraints if constraint else required).extend(replace(p, file=shown) for p in inner.packages)
+            if not constraint:
+                for key, values in (("index-url", inner.index_urls), ("extra-index-url", inner.extra_index_urls),
+                                    ("find-links", inner.find_links)):
+                    indexes[key] += [v for v in values if v not in indexes[key]]
+            follow(inner, shown, depth + 1, constraint)
+
+    follow(top, path, 0, False)
+    merged_list = list(top.packages)  # the file's own entries stay as written (marker forks too)
+    where = {(p.name, p.markers): i for i, p in enumerate(merged_list)}
+    for p in required[len(top.packages):]:  # an included entry adds a name, or pins an unpinned one
+        i = where.get((p.name, p.markers))
+        if i is None:
+            where[(p.name, p.markers)] = len(merged_list)
+            merged_list.append(p)
+        elif not merged_list[i].version and p.version:
+            merged_list[i] = p
+    for c in constraints:  # a constraint pins what a requirement leaves open; it adds nothing
+        for i, p in enumerate(merged_list):
+            if p.name == c.name and not p.version and c.version:
+                merged_list[i] = replace(c, markers=p.markers, pulled_in_by=p.pulled_in_by or c.pulled_in_by)
+    merged = tuple(merged_list)
+    return replace(top, packages=merged, index_urls=tuple(indexes["index-url"]),
+                   extra_index_urls=tuple(indexes["extra-index-url"]), find_links=tuple(indexes["find-links"]),
+                   warnings=top.warnings + tuple(warnings))

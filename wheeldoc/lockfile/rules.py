@@ -18,7 +18,7 @@ L = "fixtures/locks"
 
 
 def _loc(facts: LockFacts, pkg: LockedPackage) -> Location:
-    return Location(facts.lock.path, pkg.line)
+    return Location(pkg.file or facts.lock.path, pkg.line)
 
 
 def _data(facts: LockFacts, pkg: LockedPackage, **extra) -> dict:
@@ -77,9 +77,7 @@ def _local_source(facts: LockFacts, name: str, version: str) -> str | None:
     sources do not (then the override alone is enough)."""
     from wheeldoc.binary.localindex import find_local_wheels
 
-    lock_sources = [s for s in facts.local_sources() if str(s) not in facts.extra_sources
-                    and s.as_uri() not in facts.extra_sources]
-    if find_local_wheels(lock_sources, name, version):
+    if find_local_wheels(facts.lock_local_sources(), name, version):
         return None
     for flag, value in facts.index_options:
         path = value[7:] if value.startswith("file://") else value
@@ -384,9 +382,9 @@ def cuda_newer_than_driver(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
             yield Finding(
                 rule="WD104", title="CUDA build newer than the target driver", severity=Severity.ERROR,
                 location=_loc(facts, pkg),
-                message=f"{pkg.name} {pkg.version} is a {b.label} build; the target driver "
-                        f"{driver.version or ''} supports CUDA {driver.cuda_str}. The first CUDA call fails "
-                        f"with cudaErrorInsufficientDriver.".replace("driver  supports", "driver supports"),
+                message=f"{pkg.name} {pkg.version} is a {b.label} build; the target {driver.named} "
+                        f"supports CUDA {driver.cuda_str}. The first CUDA call fails "
+                        f"with cudaErrorInsufficientDriver.",
                 evidence=(f"{b.label} needs driver >= {minimum or '?'}", f"{pkg.name}: {b.reason}",
                           f"or pin {', '.join(plan.pins)}: {plan.why_variant}"),
                 fix=fix,

@@ -99,6 +99,7 @@ class LockedPackage:
     markers: str | None = None
     hashes: int = 0
     requires_dist: tuple[Dependency, ...] = ()
+    file: str | None = None  # the file that holds `line` when not the lock itself (`-r base.txt`)
 
     @property
     def local(self) -> str | None:
@@ -119,6 +120,7 @@ class Option:
     name: str
     value: str
     line: int | None = None
+    file: str | None = None  # when not the lock itself (an included requirements file)
 
 
 @dataclass(frozen=True)
@@ -259,21 +261,19 @@ def parse_lockfile(path: str, text: str, fmt: Format) -> Lockfile:
         from wheeldoc.lockfile.pylock import parse_pylock
 
         return parse_pylock(path, text)
-    from wheeldoc.lockfile.requirements import parse_requirements
+    from wheeldoc.lockfile.requirements import load_requirements
 
-    return parse_requirements(path, text)
+    return load_requirements(path, text)
 
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", "site-packages"}
 
 
 def is_lockfile_name(name: str) -> bool:
-    return (
-        name == "uv.lock"
-        or bool(_PYLOCK_NAME.match(name))
-        or (name.endswith(".txt") and ("requirements" in name or "constraints" in name))
-        or bool(_REQ_LOCK_NAME.match(name))
-    )
+    """A lockfile's name (or path relative to the project): the pre-commit hook's pattern."""
+    from wheeldoc.core.names import is_lockfile_path
+
+    return is_lockfile_path(name)
 
 
 def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False) -> list[Path]:
@@ -288,7 +288,9 @@ def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False
     if recursive:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-            found += [Path(dirpath, f) for f in sorted(filenames) if is_lockfile_name(f)]
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            found += [Path(dirpath, f) for f in sorted(filenames)
+                      if is_lockfile_name(f if rel == "." else f"{rel}/{f}")]
     else:
         found = sorted(p for p in root.iterdir() if p.is_file() and is_lockfile_name(p.name))
     return found

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from wheeldoc.core.engine import EXIT_FINDINGS, EXIT_OK, exit_code
+from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Report
 from wheeldoc.core.terminal import escape_controls, stderr_line, terminal_width, use_color
 
@@ -69,11 +70,19 @@ def deliver(text: str, report: Report, settings: Settings, *, styled: bool = Fal
     (`render.text._to_rich`); anything else in a text format is escaped here, whole."""
     if settings.is_text and not styled:
         text = escape_controls(text)
-    if settings.output:
-        Path(settings.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    write_text(text, settings.output)
     for f in report.findings:
         if f.rule == "WD001":
             stderr_line(f"wheeldoc: error: {escape_controls(f.location.display(), single_line=True)}: {f.message}")
     return final_exit_code(report, settings)
+
+
+def write_text(text: str, output: str | None) -> None:
+    """stdout, or `-o FILE`; a file that cannot be written is an input error (exit 2), not a crash."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(output, f"cannot write the report: {e.strerror or e}") from None

@@ -9,15 +9,18 @@ from pathlib import Path
 from wheeldoc.core.engine import Context, finalize, input_error_finding
 from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Finding, Report, Skipped
+from wheeldoc.core.names import is_dockerfile_path
 from wheeldoc.core.settings import UsageError, guarded, settings_from
 from wheeldoc.lockfile.command import check_lockfile
 from wheeldoc.render.output import emit
 
 
 def is_dockerfile_name(name: str) -> bool:
+    """A file given by name is a Dockerfile when the hooks' pattern says so, or when its name
+    says so loosely (`Dockerfile.j2` given explicitly is still read as one)."""
     low = name.lower()
-    return low in ("dockerfile", "containerfile") or low.startswith(("dockerfile.", "containerfile.")) \
-        or low.endswith((".dockerfile", ".containerfile"))
+    return is_dockerfile_path(name) or low in ("dockerfile", "containerfile") \
+        or low.startswith(("dockerfile.", "containerfile.")) or low.endswith((".dockerfile", ".containerfile"))
 
 
 STDIN = "-"
@@ -53,13 +56,15 @@ def _expand(paths: list[str], report: Report, stdin: Path | None = None) -> list
             continue
         p = Path(raw)
         if p.is_dir():
-            from wheeldoc.lockfile.source import find_lockfiles
+            from wheeldoc.verbs.discover import discover
 
-            found = find_lockfiles(p) + sorted(q for q in p.iterdir() if q.is_file() and is_dockerfile_name(q.name))
-            if not found:
+            found = discover(p)
+            for note in found.notes:
+                report.skipped.append(Skipped(raw, f"directory search partial: {note}"))
+            if not found.files:
                 report.inputs.append(raw)
-                report.skipped.append(Skipped(raw, "no lockfile or Dockerfile in this directory"))
-            out.extend(found)
+                report.skipped.append(Skipped(raw, "no lockfile or Dockerfile in this directory or below it"))
+            out.extend(found.files)
         else:
             out.append(p)
     return out
