@@ -17,6 +17,7 @@ case "$*" in
   --version) echo "uv 0.0.0-fake"; exit 0 ;;
   "run pytest") exit "$DEFAULT_CODE" ;;
   "run pytest -m slow") exit "$SLOW_CODE" ;;
+  "run --python "*) exit "${PY_CODE:-0}" ;;
 esac
 exit 99
 """
@@ -35,6 +36,19 @@ def test_ci_runs_default_then_slow(tmp_path, default, slow, expected):
            "DEFAULT_CODE": str(default), "SLOW_CODE": str(slow)}
     proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == expected, proc.stdout + proc.stderr
-    assert log.read_text().splitlines() == ["--version", "run pytest", "run pytest -m slow"]
+    lines = log.read_text().splitlines()
+    assert lines[:3] == ["--version", "run pytest", "run pytest -m slow"]
+    assert len(lines) == 6 and all(x.startswith("run --python ") for x in lines[3:])  # 3.10, 3.12, 3.13
     if 5 in (default, slow):
         assert "pytest collected no tests" in proc.stderr
+
+
+def test_a_failure_under_another_python_fails_ci(tmp_path):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "uv").write_text(FAKE_UV)
+    (bindir / "uv").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}", "UV_LOG": str(tmp_path / "uv.log"),
+           "DEFAULT_CODE": "0", "SLOW_CODE": "0", "PY_CODE": "1"}
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 1, proc.stdout + proc.stderr

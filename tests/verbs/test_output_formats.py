@@ -59,10 +59,12 @@ def test_concise_one_line_per_finding(cli):
                    (DOCKER, "14", "WD401", "warning", True)}  # [*]: check --fix applies it
 
 
-def test_concise_without_a_line_has_no_line_number(cli):
-    res = cli("check", "fixtures/locks/clean", "--output-format", "concise")
-    assert res.out.splitlines()[0] == ("fixtures/locks/clean: WD002 warning: skipped: no lockfile "
-                                       "or Dockerfile in this directory")
+def test_concise_without_a_line_has_no_line_number(cli, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = cli("check", str(empty), "--output-format", "concise")
+    assert res.out.splitlines()[0] == (f"{empty}: WD002 warning: skipped: no lockfile "
+                                       "or Dockerfile in this directory or below it")
 
 
 def test_concise_joins_a_multiline_message():

@@ -116,7 +116,7 @@ def test_config_integer_driver_is_that_driver(cli, tmp_path):
     ("driver = [580]", "driver must be a string, got list"),
     ('driver = "58"', "[tool.wheeldoc] driver: cannot read driver '58'"),
     ('gpu = "voodoo5"', "[tool.wheeldoc] gpu: unknown GPU 'voodoo5'"),
-    ('format = "xml"', "[tool.wheeldoc] format: unknown format 'xml'"),
+    ('format = "xml"', "[tool.wheeldoc] format: unknown output format 'xml'"),
     ('fail-on = "sometimes"', "[tool.wheeldoc] fail-on: unknown fail-on level"),
     ('python = "three"', "[tool.wheeldoc] python: cannot read Python version 'three'"),
 ])
