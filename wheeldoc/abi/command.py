@@ -91,7 +91,7 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
         elif inputs.is_requirement(args.torch):
             try:
                 picked = lock([args.torch], options, python_version=uv_python(ext, settings),
-                              python_platform=uv_platform(ext))
+                              python_platform=uv_platform(ext, settings))
             except InputError as e:
                 if "+" in args.torch and not options.given:  # torch==2.11.0+cu130: not on PyPI
                     local = args.torch.rsplit("+", 1)[1]
@@ -108,18 +108,19 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             torch_side, site_dirs = inputs.torch_from_path(args.torch, cache)
     target = system_target(ext.platform_tags + torch_side.platform_tags, glibc=args.glibc,
                            libstdcxx=args.libstdcxx, arch=_arch(settings))
-    markers = marker_environment(python_version(ext) or uv_python(ext, settings), machine=target.arch or "x86_64")
+    python = uv_python(ext, settings, torch_side)
+    markers = marker_environment(python, machine=target.arch or "x86_64")
     if site_dirs is not None:
         plan = CudaPlan("environment", inputs.cuda_distributions(site_dirs))
         plan.described = [f"{name}: installed" for _, name in plan.sources]
     else:
         reqs = cuda_requirements(torch_side, markers)
         if options.given:
-            plan = plan_from_index(reqs, options, python=uv_python(ext, settings), platform=uv_platform(ext),
-                                   cache=cache)
+            plan = plan_from_index(reqs, options, python=python,
+                                   platform=uv_platform(ext, settings, torch_side), cache=cache)
         else:
             plan = plan_from_metadata(reqs)
-    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
+    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache, python=python)
     return facts, [torch_side, plan]
 
 
@@ -177,31 +178,38 @@ def record(facts) -> dict:
     }
 
 
-def uv_python(ext, settings) -> str:
+def uv_python(ext, settings, torch_side=None) -> str:
+    """The Python torch is resolved for: `--python-version`; else the one CPython the extension is
+    built for (`cp311-cp311`); else wheeldoc's default (3.12). Never an abi3 or `py3` floor: a
+    `cp38-abi3` wheel runs on today's Python, and torch has no wheels for 3.8."""
     from wheeldoc.abi.facts import python_version
+    from wheeldoc.core.target import DEFAULT_PYTHON
 
-    found = python_version(ext) or settings.target.python
-    if found:
-        return found
-    import sys
-
-    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (settings.target.python or python_version(ext)
+            or (python_version(torch_side) if torch_side is not None else None) or DEFAULT_PYTHON)
 
 
-def uv_platform(ext) -> str:
+def uv_platform(ext, settings=None, torch_side=None) -> str:
+    """uv's `--python-platform` for the target: the target's architecture (`--platform`, `--gpu`)
+    first, else the extension's (then torch's) platform tag; the manylinux level of those tags
+    (for that architecture), else manylinux_2_28."""
     from wheeldoc.data.abi_tables import policy_for_tag
 
-    for tag in ext.platform_tags:
-        found = policy_for_tag(tag)
-        if found:
-            name, arch = found
-            return f"{arch}-{name}"
-    for tag in ext.platform_tags:
-        if tag.startswith("linux_"):
-            return f"{tag[len('linux_'):]}-unknown-linux-gnu"
-    import platform
+    tags = tuple(ext.platform_tags) + (tuple(torch_side.platform_tags) if torch_side is not None else ())
+    arch = _arch(settings) if settings is not None else None
+    found = [policy_for_tag(t) for t in tags]
+    found = [f for f in found if f is not None]
+    if arch is None:
+        arch = next((a for _, a in found), None)
+    if arch is None:
+        arch = next((t[len("linux_"):] for t in tags if t.startswith("linux_")), None)
+    if arch is None:
+        import platform
 
-    return f"{platform.machine() or 'x86_64'}-unknown-linux-gnu"
+        arch = platform.machine() or "x86_64"
+    levels = sorted((tuple(int(x) for x in name.split("_")[1:3]), name) for name, a in found if a == arch)
+    name = levels[-1][1] if levels else "manylinux_2_28"
+    return f"{arch}-{name}"
 
 
 def _arch(settings) -> str | None:

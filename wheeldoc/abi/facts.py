@@ -94,6 +94,7 @@ class AbiFacts:
     torch_flavour: str | None = None  # "cxx11", "pre-cxx11" or None (no std::string in its API)
     ext_cudart: list[CudaLink] = field(default_factory=list)
     torch_cudart: list[int] = field(default_factory=list)
+    python: str | None = None  # the target Python (markers, the pin), when known
 
     @property
     def compatible(self) -> bool:
@@ -117,7 +118,8 @@ class AbiFacts:
         return f"{name} {self.torch.version}" if self.torch.version else self.torch.label
 
 
-def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None) -> AbiFacts:
+def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None,
+            python: str | None = None) -> AbiFacts:
     site = Site(cache)
     for source, package in ext.sources:
         site.add_source(source, "extension", package)
@@ -133,18 +135,46 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
     if not roots:  # a minimal torch without its Python module: all of torch/lib counts as loaded
         roots = [e for e in torch_entries if e.path.startswith("torch/lib/")]
     ext_roots = extension_roots(site, ext.root_filter)
+    build = torch_build(torch, site)
+    preloads = torch_preloads(torch, site, build[1])
     loader = Loader(site, target)
     try:
-        imported = loader.import_torch(roots, global_roots)
+        imported = loader.import_torch(roots, global_roots, preloads)
         results = [loader.load(root) for root in ext_roots]
     finally:
         site.close()
-    facts = AbiFacts(ext, torch, target, site, results, imported, *torch_build(torch, site),
+    facts = AbiFacts(ext, torch, target, site, results, imported, *build,
                      cuda.mode, cuda.described, cuda.unknown)
+    facts.python = python
     _symbols(facts)
     _pin(facts)
     _cudart(facts, imported)
     return facts
+
+
+def torch_preloads(torch: Side, site: Site, cuda: str | None):
+    """What this torch's `__init__.py` preloads (abi/preloads.py), located in the site: (after the
+    global deps, on their failure), each a list of (soname, entry); None when it was not read."""
+    from wheeldoc.abi.preloads import INIT, locate, read_preloads
+
+    for source, _ in torch.sources:
+        if source.member(INIT) is None:
+            continue
+        try:
+            text = source.read_bytes(INIT, 8 << 20).decode("utf-8", "replace")
+        except InputError:
+            return None
+        spec = read_preloads(text)
+        if not spec.read:
+            return None
+        paths = list(site.files)
+        major = cuda.split(".", 1)[0] if cuda else None
+
+        def entries(preloads):
+            return [site.files[path] for _, path in locate(preloads, paths, major, spec.cu_major_folder) if path]
+
+        return entries(spec.after_global_deps), entries(spec.on_global_deps_failure)
+    return None
 
 
 def extension_roots(site: Site, only: str | None = None) -> list[Entry]:
@@ -338,9 +368,11 @@ def _pin(facts: AbiFacts) -> None:
 
 
 def _markers(facts: AbiFacts) -> dict[str, str]:
+    from wheeldoc.core.target import DEFAULT_PYTHON
     from wheeldoc.environment.reader import marker_environment
 
-    return marker_environment(python_version(facts.extension), machine=facts.target.arch or "x86_64")
+    return marker_environment(facts.python or python_version(facts.extension) or DEFAULT_PYTHON,
+                              machine=facts.target.arch or "x86_64")
 
 
 def _cudart(facts: AbiFacts, imported: TorchImport) -> None:
@@ -360,13 +392,15 @@ def _cudart(facts: AbiFacts, imported: TorchImport) -> None:
 
 
 def python_version(side: Side) -> str | None:
+    """The one CPython the extension is built for (`cp311-cp311`, `.cpython-311-`), else None
+    (an abi3 or pure wheel loads on any later interpreter: its tag is a floor, not a target)."""
     for tag in side.python_tags:
         m = _PYTAG.match(tag)
         if m:
             return f"{m[1]}.{m[2]}"
     for source, _ in side.sources:
         for m in source.shared_objects():
-            found = _SO_PYTHON.search(m.name)
+            found = _SO_PYTHON.search(m.name.rsplit("/", 1)[-1])
             if found:
                 return f"{found[1]}.{found[2]}"
     return None
