@@ -8,7 +8,9 @@ For each torch build of TORCHES a venv is made with `uv venv` and exactly that t
 wheels of its own resolution (its nvidia-* CUDA wheels and Python dependencies, as uv resolves
 `torch==X` for Python 3.11 on x86_64 manylinux_2_28) installed `--no-deps` from the wheel folder.
 Each extension wheel of EXTENSIONS is then installed `--no-deps`, and every shared object its
-RECORD lists is opened in a fresh interpreter: `import torch`, then `ctypes.CDLL(path, RTLD_NOW)`,
+RECORD lists is opened in a fresh process: an interpreter runs `import torch` once and forks one
+child per object, which runs `ctypes.CDLL(path, RTLD_NOW)` and exits (so no object sees another's
+load),
 under a private mount namespace whose tmpfs hides this machine's CUDA toolkit
 (/usr/local/cuda*; `ldconfig -p` lists it), with an empty LD_LIBRARY_PATH except a folder that
 holds a stand-in for the NVIDIA driver (`libcuda.so.1`, every cu* function name `cuda.h`
@@ -39,43 +41,55 @@ PLATFORM = "x86_64-manylinux_2_28"
 # torch builds: id -> (requirement resolved by uv, the torch wheel's file name pattern)
 TORCHES = {
     "torch-2.9.1-cu128": ("torch==2.9.1", "torch-2.9.1-cp311-cp311-manylinux_2_28_x86_64.whl"),
-    "torch-2.10.0-cu128": ("torch==2.10.0", "torch-2.10.0-cp311-cp311-manylinux_2_28_x86_64.whl"),
-    "torch-2.13.0-cu130": ("torch==2.13.0", "torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl"),
+    "torch-2.10.0-cu128": ("torch==2.10.0", "torch-2.10.0-3-cp311-cp311-manylinux_2_28_x86_64.whl"),
+    "torch-2.14.1-cu130": ("torch==2.14.1", "torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl"),
     "torch-2.13.0-cpu": ("torch==2.13.0+cpu", "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"),
 }
+# causal-conv1d and mamba-ssm publish sdists only, flash-attn nothing on PyPI: not probed
 EXTENSIONS = [
-    "vllm-0.14.1-*.whl", "vllm-0.17.1-*.whl", "vllm-0.28.0-*.whl",
-    "sgl_kernel-0.3.21-*.whl", "xformers-0.0.33.post2-*.whl", "xformers-0.0.34-*.whl",
+    "vllm-0.14.1-*.whl", "vllm-0.17.1-*.whl", "vllm-0.28.0-*.whl", "vllm-0.33.0-*.whl",
+    "sgl_kernel-0.3.21-*.whl", "xformers-0.0.33.post2-*.whl", "xformers-0.0.34-*.whl", "xformers-0.0.35-*.whl",
     "torchaudio-2.9.1-cp311-*.whl", "torchaudio-2.10.0-cp311-*.whl", "torchaudio-2.11.0-cp311-*.whl",
-    "torchvision-0.24.1-cp311-*.whl", "torchvision-0.25.0-cp311-*.whl", "torchvision-0.28.0-cp311-*.whl",
+    "torchvision-0.24.1-cp311-*.whl", "torchvision-0.25.0-cp311-*.whl", "torchvision-0.29.1-cp311-*.whl",
     "bitsandbytes-0.50.2-*.whl", "flashinfer_python-0.6.16.post3-*.whl",
-    "causal_conv1d-1.7.0-*.whl", "mamba_ssm-2.3.2.post1-*.whl",
 ]
+FOLDERS = [Path("/opt/wheels"), Path("/opt/pypi/files"), Path("/opt/pypi-more/files")]
 SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 LIBRARY = re.compile(r"(^|/)[^/]+\.so(\.[0-9A-Za-z_]+)*$")
 
 PROBE = r"""
 import ctypes, json, os, sys
-out = {"object": sys.argv[1]}
+venv, allowed, objects = sys.argv[1], sys.argv[2].split(":") + [sys.base_prefix + "/"], sys.argv[3:]
 try:
     import torch  # noqa: F401
 except BaseException as e:
-    out.update(loads=False, stage="import torch", error=f"{type(e).__name__}: {e}"[:600])
-else:
-    try:
-        ctypes.CDLL(sys.argv[1], os.RTLD_NOW)
-        out.update(loads=True, stage="dlopen", error=None)
-    except OSError as e:
-        out.update(loads=False, stage="dlopen", error=str(e)[:600])
-venv, allowed = sys.argv[2], sys.argv[3].split(":")
-maps = set()
-with open("/proc/self/maps") as f:
-    for line in f:
-        parts = line.split(None, 5)
-        if len(parts) == 6 and ".so" in parts[5]:
-            maps.add(parts[5].strip())
-out["outside"] = sorted(p for p in maps if not p.startswith(venv) and not p.startswith(tuple(allowed)))
-print("PROBE" + json.dumps(out))
+    for obj in objects:
+        print("PROBE" + json.dumps({"object": obj, "loads": False, "stage": "import torch",
+                                    "error": f"{type(e).__name__}: {e}"[:600], "outside": []}), flush=True)
+    sys.exit(0)
+for obj in objects:
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:  # a fresh process that has imported torch and nothing else
+        out = {"object": obj}
+        try:
+            ctypes.CDLL(obj, os.RTLD_NOW)
+            out.update(loads=True, stage="dlopen", error=None)
+        except OSError as e:
+            out.update(loads=False, stage="dlopen", error=str(e)[:600])
+        maps = set()
+        with open("/proc/self/maps") as f:
+            for line in f:
+                parts = line.split(None, 5)
+                if len(parts) == 6 and ".so" in parts[5]:
+                    maps.add(parts[5].strip())
+        out["outside"] = sorted(p for p in maps if not p.startswith(venv) and not p.startswith(tuple(allowed)))
+        print("PROBE" + json.dumps(out), flush=True)
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        print("PROBE" + json.dumps({"object": obj, "loads": False, "stage": "crash",
+                                    "error": f"wait status {status}", "outside": []}), flush=True)
 """
 
 
@@ -105,10 +119,12 @@ def driver_stub(work: Path) -> Path:
     return folder
 
 
-def resolution(requirement: str, wheels: Path) -> list[Path]:
-    """The wheel files of uv's resolution of `requirement`, from the wheel folder."""
+def resolution(requirement: str, wheels: Path) -> list:
+    """uv's resolution of `requirement`: the wheel files found in the wheel folders, else
+    `name==version` (installed from the index, still `--no-deps`)."""
     proc = subprocess.run(["uv", "pip", "compile", "-", "--python-version", PY, "--python-platform", PLATFORM,
-                           "--find-links", str(wheels), "--find-links", "/opt/wheels", "--format", "pylock.toml",
+                           "--find-links", str(wheels), *[a for f in FOLDERS for a in ("--find-links", str(f))],
+                           "--format", "pylock.toml",
                            "--no-header", "--quiet"],
                           input=requirement + "\n", capture_output=True, text=True, check=True)
     import tomllib
@@ -116,12 +132,12 @@ def resolution(requirement: str, wheels: Path) -> list[Path]:
     files = []
     for pkg in tomllib.loads(proc.stdout)["packages"]:
         name = pkg["wheels"][0]["url"].rsplit("/", 1)[-1].replace("%2B", "+")
-        for folder in (wheels, Path("/opt/wheels")):
+        for folder in (wheels, *FOLDERS):
             if (folder / name).is_file():
                 files.append(folder / name)
                 break
         else:
-            raise SystemExit(f"{name} is not in {wheels}: download it first")
+            files.append(f"{pkg['name']}=={pkg['version']}")
     return files
 
 
@@ -130,22 +146,23 @@ def record_objects(site: Path, dist_info: Path) -> list[str]:
         return sorted(row[0] for row in csv.reader(f) if row and LIBRARY.search(row[0]) and not row[0].startswith(".."))
 
 
-def probe(python: Path, venv: Path, obj: Path, stub: Path) -> dict:
+def probe(python: Path, venv: Path, objects: list[Path], stub: Path) -> list[dict]:
+    """Each object opened in its own process: one interpreter imports torch, then forks one child
+    per object (a fresh process holding torch and nothing else) that calls CDLL and exits."""
     allowed = ":".join(SYSTEM_DIRS + (str(stub) + "/",))
     script = ("mount -t tmpfs none /usr/local/cuda-13.0 && "
               f"exec env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH={stub} HOME=/tmp \"$@\"")
     argv = ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh",
-            str(python), "-c", PROBE, str(obj), str(venv), allowed]
-    t = time.time()
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    line = next((ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE")), None)
-    if line is None:
-        return {"object": str(obj), "loads": False, "stage": "crash",
-                "error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:600], "outside": [],
-                "seconds": round(time.time() - t, 2)}
-    out = json.loads(line[5:])
-    out["seconds"] = round(time.time() - t, 2)
-    return out
+            str(python), "-c", PROBE, str(venv), allowed, *map(str, objects)]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800)
+    found = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("PROBE"):
+            r = json.loads(line[5:])
+            found[r["object"]] = r
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:600]
+    return [found.get(str(o)) or {"object": str(o), "loads": False, "stage": "no answer", "error": tail,
+                                  "outside": []} for o in objects]
 
 
 def main() -> int:
@@ -165,7 +182,7 @@ def main() -> int:
             continue
         wanted = []
         for ext_pattern in args.extension or EXTENSIONS:
-            found = sorted(glob.glob(str(args.wheels / ext_pattern)))
+            found = sorted(f for folder in (args.wheels, *FOLDERS) for f in glob.glob(str(folder / ext_pattern)))
             if not found:
                 print(f"skip {ext_pattern}: no wheel in {args.wheels}", file=sys.stderr)
                 continue
@@ -180,16 +197,16 @@ def main() -> int:
         python = venv / "bin" / "python"
         subprocess.run(["uv", "pip", "install", "-q", "--no-deps", "--python", str(python), *map(str, files)], check=True)
         site = Path(glob.glob(str(venv / "lib" / "python*" / "site-packages"))[0])
-        torch_wheel = next(f for f in files if f.name == pattern)
+        torch_wheel = next(f for f in files if isinstance(f, Path) and f.name == pattern)
         for ext in wanted:
             t0 = time.time()
             subprocess.run(["uv", "pip", "install", "-q", "--no-deps", "--python", str(python), str(ext)], check=True)
             name = ext.name.split("-")[0]
             dist_info = next(p for p in site.glob("*.dist-info")
                              if p.name.split("-")[0].lower() == name.lower() and (p / "RECORD").is_file())
+            rels = record_objects(site, dist_info)
             objects = []
-            for rel in record_objects(site, dist_info):
-                r = probe(python, venv, site / rel, stub)
+            for rel, r in zip(rels, probe(python, venv, [site / rel for rel in rels], stub)):
                 r["object"] = rel
                 r["outside"] = [p.replace(str(site) + "/", "") for p in r["outside"]]
                 objects.append(r)
@@ -199,7 +216,7 @@ def main() -> int:
             results["pairs"].append({
                 "torch": tid, "torch_wheel": torch_wheel.name, "torch_sha256": sha256(torch_wheel),
                 "extension": ext.name, "extension_sha256": sha256(ext),
-                "environment": [f.name for f in files], "objects": objects,
+                "environment": [f.name if isinstance(f, Path) else f for f in files], "objects": objects,
                 "seconds": round(time.time() - t0, 1)})
             results["method"] = __doc__.strip().split("\n\n", 1)[1]
             args.out.parent.mkdir(parents=True, exist_ok=True)
