@@ -136,6 +136,8 @@ def _emit(report, facts, settings, torch_arg: str) -> int:
     findings = run_abi_rules(facts, ctx)
     findings += parts_not_read(report, facts)
     report.extra.update(record(facts))
+    if any(f.rule == "WD207" for f in findings):  # the loader is fine, the target is not
+        report.extra["verdict"] = "incompatible"
     report.extra["extensions"] = extension_records(facts)
     finalize(report, findings, settings.selection)
     return emit(report, settings, sections(facts))

@@ -452,8 +452,86 @@ def system_version_beyond_target(facts: AbiFacts, ctx: Context) -> Iterator[Find
                                    "if your systems are newer"))
 
 
+# -- WD207 ----------------------------------------------------------------------------------------
+
+@rule("WD207", "wrong-target", title="the binaries cannot run on the explicit target",
+      severity=Severity.ERROR,
+      examples=(Example(("abi", EXT, T11, "--gpu", "gb10", *LOCAL), True),
+                Example(("abi", EXT, T11, "--driver", "12.8", *LOCAL), True),
+                Example(("abi", EXT, T11, "--gpu", "h200", "--driver", "580.95.05", *LOCAL), False)))
+def wrong_target(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Checks the wheels against the target given explicitly (`--platform`, `--gpu`, `--driver`),
+    as `kernels` and `doctor` do: the architecture of the wheels' platform tags against the
+    target's (`--gpu gb10` implies linux-aarch64), and the CUDA runtime torch and the extension
+    are built with against the CUDA version the driver supports.
+
+    ## Why is this bad?
+    An x86-64 wheel does not install on an aarch64 machine (pip refuses it; copied in, ld.so
+    rejects the ELF class/machine). A CUDA 13 runtime on a driver that supports CUDA 12.x fails
+    its first call with `cudaErrorInsufficientDriver` (CUDA's minor-version compatibility spans
+    one major only): `import torch` works, `torch.cuda.is_available()` is False.
+
+    ## Example
+    ```
+    $ wheeldoc abi fixtures/abi/wheels/ext-1.0-cp311-cp311-linux_x86_64.whl \
+        fixtures/abi/wheels/fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl --gpu gb10
+    WD207 error the binaries cannot run on the explicit target
+      ext 1.0 is built for x86_64 (linux_x86_64); the target (GB10) is linux-aarch64
+    ```
+
+    ## Fix
+    Use the wheels built for the target's platform, or a driver that supports the CUDA major
+    the wheels are built with (or wheels built for the driver's CUDA).
+    """
+    target = ctx.target
+    want = target.platform.split("-", 1)[1] if target.platform and target.platform.startswith("linux-") else None
+    if want:
+        for side in (facts.extension, facts.torch):
+            arches = {_tag_arch(t) for t in side.platform_tags} - {None, "any"}
+            if arches and want not in arches:
+                who = f"{side.name} {side.version}" if side.name and side.version else side.label
+                yield _finding("WD207", facts, None,
+                               f"{who} is built for {', '.join(sorted(arches))} ({', '.join(side.platform_tags)}); "
+                               f"the target ({target.describe()}) is {target.platform}",
+                               kind="platform", built_for=sorted(arches), target_platform=target.platform,
+                               fix=Fix(f"Use the {want} wheels of {side.name or side.label}"))
+    driver = target.driver
+    if driver is None:
+        return
+    runtimes: list[tuple[str, int, str | None]] = []
+    if facts.torch_cuda:
+        runtimes.append((_torch(facts), int(facts.torch_cuda.split(".")[0]), facts.torch_cuda))
+    for link in facts.ext_cudart:
+        runtimes.append((f"{link.library} ({link.soname})", link.major, None))
+    seen = set()
+    for who, major, full in runtimes:
+        if major <= driver.cuda[0] or (who, major) in seen:
+            continue
+        seen.add((who, major))
+        yield _finding("WD207", facts, None,
+                       f"{who} needs a CUDA {full or major} runtime; the driver ({driver.version or 'CUDA ' + driver.cuda_str}) "
+                       f"supports up to CUDA {driver.cuda_str}: its first CUDA call fails with "
+                       "cudaErrorInsufficientDriver (minor-version compatibility spans one major only)",
+                       kind="driver", runtime_major=major, driver_cuda=driver.cuda_str,
+                       fix=Fix(f"Install a driver that supports CUDA {major}, or wheels built for CUDA {driver.cuda[0]}"))
+
+
+def _tag_arch(tag: str) -> str | None:
+    from wheeldoc.data.abi_tables import policy_for_tag
+
+    found = policy_for_tag(tag)
+    if found:
+        return found[1]
+    if tag.startswith("linux_"):
+        return tag[len("linux_"):]
+    return "any" if tag == "any" else None
+
+
 _CHECKS = {fn.rule.code: fn for fn in (needed_library_not_found, undefined_symbol, cxx11_abi_mismatch,  # type: ignore[attr-defined]
-                                       cuda_runtime_mismatch, pin_disagrees, system_version_beyond_target)}
+                                       cuda_runtime_mismatch, pin_disagrees, system_version_beyond_target,
+                                       wrong_target)}
 
 
 def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
