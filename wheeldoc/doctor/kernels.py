@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 from wheeldoc.core.engine import Context, Selection, run_family
 from wheeldoc.core.model import Finding, Severity
 
-CACHE_VERSION = "kern-1"
+CACHE_VERSION = "kern-2"
 # Kernel findings a NVIDIA runtime package's library gets at most (see `cap_runtime_findings`).
 RUNTIME_CAP = {"WD303": Severity.INFO, "WD304": Severity.INFO, "WD305": Severity.INFO}
 
@@ -102,7 +102,7 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
         hit = cache.get("doctor-kernels", ckey, CACHE_VERSION) if ckey else None
         if hit is not None:
             try:
-                rows.append(_row_from(hit))
+                rows.append(_row_from(_relocate(hit, facts.fs.where(lib.path), facts.where, restore=True)))
                 continue
             except (KeyError, TypeError, ValueError):
                 cache.discard("doctor-kernels", ckey, CACHE_VERSION)
@@ -127,7 +127,7 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
         if ckey:
             doc = asdict(replace(row, findings=[]))
             doc["findings"] = [finding_to_dict(f) for f in row.findings]
-            cache.put("doctor-kernels", ckey, CACHE_VERSION, {"row": doc})
+            cache.put("doctor-kernels", ckey, CACHE_VERSION, _relocate({"row": doc}, row.name, facts.where))
     return [r for r in rows if r is not None]
 
 
@@ -143,6 +143,20 @@ def _prefetch(facts, libraries: dict, misses, archs: list[str], isa, cuda, cache
     want = sorted({lib.path for i, lib, key, _ in misses if libraries[i] is not None
                    and not embedded_cached(cache, key) and needs_embedded(libraries[i], archs, isa, cuda)})
     return scan_embedded(want) if len(want) > 1 else {}
+
+
+def _relocate(doc: dict, name: str, where: str, restore: bool = False) -> dict:
+    """The key is the library's content (uv hard-links one file into many venvs): the cached row
+    keeps no location. Its path and the environment's are placeholders, this run's put back."""
+    import json
+
+    text = json.dumps(doc)
+    for token, value in (("\u0000lib\u0000", name), ("\u0000env\u0000", where)):
+        if not value:
+            continue
+        value_js, token_js = json.dumps(value)[1:-1], json.dumps(token)[1:-1]
+        text = text.replace(token_js, value_js) if restore else text.replace(value_js, token_js)
+    return json.loads(text)
 
 
 def _row_from(hit: dict) -> KernelRow | None:
