@@ -120,7 +120,8 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
                                    platform=uv_platform(ext, settings, torch_side), cache=cache)
         else:
             plan = plan_from_metadata(reqs)
-    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache, python=python)
+    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache, python=python,
+                    gpu=(settings.target.gpu.major, settings.target.gpu.minor) if settings.target.gpu else None)
     return facts, [torch_side, plan]
 
 

@@ -95,6 +95,7 @@ class AbiFacts:
     ext_cudart: list[CudaLink] = field(default_factory=list)
     torch_cudart: list[int] = field(default_factory=list)
     python: str | None = None  # the target Python (markers, the pin), when known
+    choices: dict[str, RunTimeChoice] = field(default_factory=dict)  # root -> why it may not be loaded
 
     @property
     def compatible(self) -> bool:
@@ -105,10 +106,24 @@ class AbiFacts:
 
     @property
     def verdict(self) -> str:
-        """incompatible when any object fails to load; unknown when none fails but one could not
-        be read; else compatible."""
-        verdicts = {self.root_verdict(r) for r in self.results}
-        if not self.compatible or "incompatible" in verdicts:
+        """incompatible when an object that is loaded fails to load; unknown when none fails but
+        one could not be read; else compatible. Objects the package chooses among at run time
+        (abi/facts.run_time_choices) count only when chosen for this target, or, when the choice
+        is not known here, as a group: one of them loading is enough."""
+        if self.torch_import.failures:
+            return "incompatible"
+        verdicts = set()
+        groups: dict[str, set[str]] = {}
+        for r in self.results:
+            choice = self.choices.get(r.root)
+            if choice is None or choice.chosen is True:
+                verdicts.add(self.root_verdict(r))
+            elif choice.chosen is None and choice.group:
+                groups.setdefault(choice.group, set()).add(self.root_verdict(r))
+        for members in groups.values():
+            verdicts.add("compatible" if "compatible" in members else
+                         "unknown" if "unknown" in members else "incompatible")
+        if "incompatible" in verdicts:
             return "incompatible"
         return "unknown" if "unknown" in verdicts else "compatible"
 
@@ -119,7 +134,7 @@ class AbiFacts:
 
 
 def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None,
-            python: str | None = None) -> AbiFacts:
+            python: str | None = None, gpu: tuple[int, int] | None = None) -> AbiFacts:
     site = Site(cache)
     for source, package in ext.sources:
         site.add_source(source, "extension", package)
@@ -146,10 +161,88 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
     facts = AbiFacts(ext, torch, target, site, results, imported, *build,
                      cuda.mode, cuda.described, cuda.unknown)
     facts.python = python
+    facts.choices = run_time_choices([r.root for r in results], python, build[1], gpu)
     _symbols(facts)
     _pin(facts)
     _cudart(facts, imported)
     return facts
+
+
+@dataclass(frozen=True)
+class RunTimeChoice:
+    """An extension object that is not simply imported: Python or the package picks it."""
+
+    reason: str
+    group: str | None = None  # the alternatives it belongs to
+    chosen: bool | None = None  # True: picked for this target; False: not; None: not known here
+
+
+_PER_CUDA = re.compile(r"^(?P<stem>.+?)_(?P<flavour>cuda\d+|cpu|rocm\d*|xpu\d*|mps)(?P<tail>\.so(?:\.[\w.]+)?)$")
+_PER_SM = re.compile(r"(^|/)sm_?(\d{2,3})[af]?/")
+
+
+def run_time_choices(roots: list[str], python: str | None, torch_cuda: str | None,
+                     gpu: tuple[int, int] | None) -> dict[str, RunTimeChoice]:
+    """Extension objects that are loaded only on some targets, so one failing is not the
+    package failing:
+
+    - `x.cpython-310-x86_64-linux-gnu.so` beside `x.cpython-311-…`: CPython imports only the one
+      with its own tag (a wheel that ships several, like vLLM's deep_gemm);
+    - `libbitsandbytes_cuda128.so`, `…_cuda130.so`, `…_cpu.so`, `…_rocm64.so`: siblings differing
+      in a backend token, one picked with ctypes by torch's CUDA version (`cuda` + `torch.version.cuda`
+      without the dot; `cpu` for a CPU torch);
+    - `sgl_kernel/sm90/common_ops.abi3.so` and `sgl_kernel/sm100/…`: the same module per GPU
+      architecture, one imported by the GPU's compute capability (the newest not above it).
+    """
+    out: dict[str, RunTimeChoice] = {}
+    py_tag = python.replace(".", "")[:3] if python else None
+    for root in roots:
+        m = _SO_PYTHON.search(root.rsplit("/", 1)[-1])
+        if m and py_tag:
+            tag = f"{m[1]}{m[2]}"
+            if tag != py_tag:
+                out[root] = RunTimeChoice(f"built for CPython {m[1]}.{m[2]}; the target's Python {python} "
+                                          "imports only the module with its own tag", chosen=False)
+    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for root in roots:
+        folder, _, name = root.rpartition("/")
+        m = _PER_CUDA.match(name)
+        if m:
+            groups.setdefault((folder, m["stem"], m["tail"]), []).append((root, m["flavour"]))
+    for (folder, stem, tail), members in groups.items():
+        if len(members) < 2:
+            continue
+        want = ("cuda" + torch_cuda.replace(".", "")) if torch_cuda else "cpu"
+        names = {f for _, f in members}
+        known = want in names
+        group = f"{folder + '/' if folder else ''}{stem}_*{tail}"
+        for root, flavour in members:
+            chosen = (flavour == want) if known else None
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} libraries ({group}) the package picks at run time by torch's backend"
+                + (f" ({stem}_{want}{tail} for this torch)" if known else " (which one for this torch is not known here)"),
+                group, chosen))
+    per_sm: dict[str, list[tuple[str, int]]] = {}
+    for root in roots:
+        m = _PER_SM.search(root)
+        if m:
+            key = root[:m.start(2)] + "*" + root[m.end(2):]
+            per_sm.setdefault(re.sub(r"sm_?\*[af]?/", "sm*/", key), []).append((root, int(m[2])))
+    for key, members in per_sm.items():
+        if len(members) < 2:
+            continue
+        pick = None
+        if gpu is not None:
+            cc = gpu[0] * 10 + gpu[1]
+            fitting = [n for _, n in members if n <= cc]
+            pick = max(fitting) if fitting else None
+        for root, n in members:
+            chosen = None if gpu is None else (n == pick)
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} per-architecture builds ({key}) imported by the GPU's compute capability"
+                + ("" if gpu is None else f" (sm_{pick} for this GPU)" if pick else " (none fits this GPU)"),
+                key, chosen))
+    return out
 
 
 def torch_preloads(torch: Side, site: Site, cuda: str | None):

@@ -383,7 +383,8 @@ def pin_disagrees(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     Trust the verdict; to install, override the pin (`uv pip install … --override` with the
     torch the binaries load on) or pick the release whose binaries match.
     """
-    if facts.pin_satisfied is None or facts.pin_satisfied == facts.compatible:
+    if facts.pin_satisfied is None or facts.verdict == "unknown" or \
+            facts.pin_satisfied == (facts.verdict == "compatible"):
         return
     who = f"{facts.extension.name} {facts.extension.version}" if facts.extension.name else facts.extension.label
     if facts.pin_satisfied:
@@ -535,5 +536,43 @@ _CHECKS = {fn.rule.code: fn for fn in (needed_library_not_found, undefined_symbo
 
 
 def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
-    """Every enabled WD2xx rule, without importing the other families' rule modules (start-up)."""
-    return [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
+    """Every enabled WD2xx rule, without importing the other families' rule modules (start-up).
+    A finding on an object the package does not load for this target (abi/facts.run_time_choices)
+    is information, and says why."""
+    found = [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
+    idle = not_loaded_here(facts)
+    if not idle:
+        return found
+    out = []
+    for f in found:
+        lib = f.data.get("library")
+        reason = idle.get(lib) if isinstance(lib, str) else None
+        if reason is None or f.severity == Severity.INFO:
+            out.append(f)
+            continue
+        out.append(Finding(f.rule, f.title, Severity.INFO, f.location,
+                           f"{f.message} (not loaded for this target: {reason})", f.evidence, f.fix,
+                           {**f.data, "not_loaded_here": reason}))
+    return out
+
+
+def not_loaded_here(facts: AbiFacts) -> dict[str, str]:
+    """Extension objects (and what only they load) that do not count for this target: not chosen,
+    or alternatives whose group has a member that loads."""
+    group_ok: dict[str, bool] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        if c is not None and c.group:
+            group_ok[c.group] = group_ok.get(c.group, False) or facts.root_verdict(r) == "compatible"
+    counted: set[str] = set()
+    idle: dict[str, str] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        skip = c is not None and (c.chosen is False or (c.chosen is None and group_ok.get(c.group or "", False)))
+        keys = set(r.checked) | {r.root}
+        if skip:
+            for k in keys:
+                idle.setdefault(k, c.reason)
+        else:
+            counted |= keys
+    return {k: v for k, v in idle.items() if k not in counted}

@@ -28,8 +28,14 @@ def extension_records(facts) -> list[dict]:
             "matched_by_version_name": [s for s, _ in r.by_version_name],
             "closure": [{"library": n.display, "origin": n.origin, "how": n.how,
                          "metadata_only": n.placeholder} for n in r.closure],
+            "chosen_at_run_time": _choice(facts, r.root),
         })
     return out
+
+
+def _choice(facts, root: str) -> dict | None:
+    c = facts.choices.get(root)
+    return None if c is None else {"reason": c.reason, "group": c.group, "chosen": c.chosen}
 
 
 def sections(facts) -> tuple[Callable[[Lines], None], ...]:
