@@ -51,7 +51,7 @@ def wheeldoc_verdict(pair: dict) -> dict | None:
         code = main(["abi", str(ext), str(torch), "--no-index", *links, "--python-version", "3.11",
                      "--format", "json", "--fail-on", "never", "-o", str(out)])
         if code == 2 or not out.exists():
-            return {"exit": code, "verdict": "error", "objects": {}}
+            return None  # a wheel of the pair (a CUDA dependency) is not in the folders
         doc = json.loads(out.read_text())
     return {"exit": code, "verdict": doc.get("verdict"),
             "objects": {e["library"]: {"verdict": e["verdict"], "first_failure": e["first_failure"],
@@ -84,6 +84,44 @@ def compare(pair: dict, verdict: dict) -> dict:
             "findings": verdict.get("findings", [])}
 
 
+BEGIN, END = "<!-- tables: tests/abi/realworld.py -->", "<!-- end of tables -->"
+
+
+def write_tables(results: list[dict]) -> None:
+    """The doc's generated part: the totals, one row per pair, and every disagreement."""
+    total = sum(c["compared"] for c in results)
+    agree = sum(c["agree"] for c in results)
+    false_inc = [c for c in results if c["false_incompatible"]]
+    lines = [BEGIN, "",
+             f"**{len(results)} pairs, {total} objects compared: {agree} agree "
+             f"({100 * agree / total:.1f} %); pairs where wheeldoc says incompatible and every object "
+             f"loads: {len(false_inc)}.**" if total else "no pairs compared", "",
+             "| torch | extension | objects loading (dlopen) | wheeldoc agrees | wheeldoc verdict | every object loads |",
+             "|---|---|---|---|---|---|"]
+    for c in results:
+        loads = sum(1 for o in c["objects"] if o["dlopen"])
+        lines.append(f"| {c['torch']} | {c['extension']} | {loads}/{c['compared']} | {c['agree']}/{c['compared']} "
+                     f"| {c['verdict']} | {'yes' if c['all_load'] else 'no'} |")
+    bad = [(c, o) for c in results for o in c["objects"] if not o["agree"]]
+    lines += ["", f"### Disagreements ({len(bad)})", ""]
+    if bad:
+        lines += ["| torch | object | dlopen | wheeldoc | dlopen's error | wheeldoc's first failure |", "|---|---|---|---|---|---|"]
+        for c, o in bad:
+            err = (o["dlopen_error"] or "").replace("|", "\\|").split(": ", 1)[-1][:140]
+            lines.append(f"| {c['torch']} | {c['extension'].split('-')[0]} `{o['object']}` | "
+                         f"{'loads' if o['dlopen'] else 'fails'} | {o['wheeldoc']} | {err} | "
+                         f"{(o['wheeldoc_failure'] or '').replace('|', '/')[:140]} |")
+    else:
+        lines.append("none")
+    lines += ["", END]
+    text = DOC.read_text() if DOC.exists() else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + "\n".join(lines) + text[text.index(END) + len(END):]
+    else:
+        text = text + "\n" + "\n".join(lines) + "\n"
+    DOC.write_text(text)
+
+
 def main() -> int:
     results = []
     for pair in pairs():
@@ -94,8 +132,9 @@ def main() -> int:
         c = compare(pair, v)
         results.append(c)
         print(f"{c['torch']:20} {c['extension'][:44]:44} {c['agree']}/{c['compared']} "
-              f"{c["verdict"]} all_load={c['all_load']}", flush=True)
+              f"{c['verdict']} all_load={c['all_load']}", flush=True)
     VERDICTS.write_text(json.dumps({"pairs": results}, indent=1) + "\n")
+    write_tables(results)
     total = sum(c["compared"] for c in results)
     agree = sum(c["agree"] for c in results)
     print(f"objects: {agree}/{total} agree; false incompatible pairs: "

@@ -45,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
 
     sides = []
     try:
-        ext = inputs.extension_side(args.extension, env, cache)
+        ext = inputs.extension_side(_fetched_extension(args, settings, options), env, cache)
         sides.append(ext)
         report.inputs.append(args.extension)
         if args.torch and inputs.is_requirement(args.torch) and inputs.is_range(args.torch):
@@ -65,6 +65,24 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         for side in sides:
             side.close()
+
+
+def _fetched_extension(args, settings, options) -> str:
+    """EXT given as a requirement (`vllm==0.33.0`): the wheel uv picks for the target's Python and
+    platform, fetched like TORCH (read in place when local); else EXT as given."""
+    from wheeldoc.abi import inputs as inputs
+
+    arg = args.extension
+    if not inputs.is_requirement(arg) or inputs.is_range(arg):
+        return arg
+    from wheeldoc.abi.facts import Side
+    from wheeldoc.abi.fetch import fetch, lock, wheels_dir
+
+    blank = Side(arg)
+    picked = lock([arg], options, python_version=uv_python(blank, settings), python_platform=uv_platform(blank, settings))
+    if not picked:
+        raise ValueError(f"uv found no wheel for {arg}")
+    return str(fetch(picked[0], wheels_dir()))
 
 
 def _analyze(args, settings, ext, options, cache, env, torch_side=None):
