@@ -44,9 +44,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from wheeldoc.abi.site import Entry, Site, defines
-from wheeldoc.data.abi_tables import GLIBC_LIBS, SystemTarget, manylinux_table, split_version, system_names
+from wheeldoc.data.abi_tables import (GLIBC_LIBS, SystemTarget, distro_libraries, manylinux_table, split_version,
+                                     system_names)
 
 INTERPRETER = "python"
+DISTRO = "a distribution library outside the manylinux policy: present where its package is installed"
 PRELOADED = "preloaded by name by `import torch` (torch/__init__.py, _load_global_deps)"
 _TORCH_OWNED = re.compile(r"^(?:vtable for |typeinfo for |typeinfo name for |VTT for |guard variable for )?"
                           r"(?:c10|at|torch|caffe2|aoti_torch)::")
@@ -108,6 +110,11 @@ class LoadResult:
     checked: list[str] = field(default_factory=list)  # extension objects whose symbols were checked
     unreadable: list[str] = field(default_factory=list)  # extension objects of the load not read
     references: dict[str, tuple[str, ...]] = field(default_factory=dict)  # symbol -> referencing objects
+
+    @property
+    def system_packages(self) -> list[str]:
+        """Libraries of the load that only the system's distribution provides (`libnuma.so.1`)."""
+        return [n.how.rsplit("(", 1)[-1].rstrip(")") + f": {n.soname}" for n in self.closure if n.how.startswith(DISTRO)]
 
     @property
     def missing_symbols(self) -> list[Unresolved]:
@@ -285,6 +292,10 @@ class Loader:
             return Node(f"system:{soname}", soname, "system", how=f"system library ({self.target.label})"), tuple(searched)
         if soname in self.driver_sonames:
             return Node(f"driver:{soname}", soname, "driver", how="the NVIDIA driver (outside Python)"), tuple(searched)
+        package = distro_libraries().get(soname)
+        if package is not None and not soname.startswith(("libcuda", "libnv", "libcu")):
+            return Node(f"system:{soname}", soname, "system",
+                        how=f"{DISTRO} (Debian/Ubuntu package {package})"), tuple(searched)
         return None, tuple(searched)
 
     def _search_path(self, requester: Node, info) -> list[tuple[Node, str, str]]:

@@ -29,6 +29,7 @@ def extension_records(facts) -> list[dict]:
             "closure": [{"library": n.display, "origin": n.origin, "how": n.how,
                          "metadata_only": n.placeholder} for n in r.closure],
             "chosen_at_run_time": _choice(facts, r.root),
+            "system_packages": r.system_packages,
         })
     return out
 
