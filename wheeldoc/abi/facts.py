@@ -161,7 +161,7 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
     facts = AbiFacts(ext, torch, target, site, results, imported, *build,
                      cuda.mode, cuda.described, cuda.unknown)
     facts.python = python
-    facts.choices = run_time_choices([r.root for r in results], python, build[1], gpu)
+    facts.choices = run_time_choices([r.root for r in results], python, build[1], gpu, torch.version)
     _symbols(facts)
     _pin(facts)
     _cudart(facts, imported)
@@ -178,11 +178,13 @@ class RunTimeChoice:
 
 
 _PER_CUDA = re.compile(r"^(?P<stem>.+?)_(?P<flavour>cuda\d+|cpu|rocm\d*|xpu\d*|mps)(?P<tail>\.so(?:\.[\w.]+)?)$")
+_PER_TORCH = re.compile(r"^(?P<stem>.+?)_torch(?P<tv>\d{2,3})-(?P<flavour>cpu|cuda|rocm)(?P<tail>\.so)$")
+_NUMBERED = re.compile(r"^(?P<stem>.+?[a-z_])(?P<n>\d{1,2})(?P<tail>\.so)$")
 _PER_SM = re.compile(r"(^|/)sm_?(\d{2,3})[af]?/")
 
 
 def run_time_choices(roots: list[str], python: str | None, torch_cuda: str | None,
-                     gpu: tuple[int, int] | None) -> dict[str, RunTimeChoice]:
+                     gpu: tuple[int, int] | None, torch_version: str | None = None) -> dict[str, RunTimeChoice]:
     """Extension objects that are loaded only on some targets, so one failing is not the
     package failing:
 
@@ -222,6 +224,42 @@ def run_time_choices(roots: list[str], python: str | None, torch_cuda: str | Non
                 f"one of {len(members)} libraries ({group}) the package picks at run time by torch's backend"
                 + (f" ({stem}_{want}{tail} for this torch)" if known else " (which one for this torch is not known here)"),
                 group, chosen))
+    # torch_c_dlpack_ext: libtorch_c_dlpack_addon_torch29-cuda.so, one per torch release and backend
+    by_torch: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for root in roots:
+        folder, _, name = root.rpartition("/")
+        m = _PER_TORCH.match(name)
+        if m:
+            by_torch.setdefault((folder, m["stem"]), []).append((root, m["tv"], m["flavour"]))
+    for (folder, stem), members in by_torch.items():
+        if len(members) < 2:
+            continue
+        major_minor = "".join(torch_version.split("+", 1)[0].split(".")[:2]) if torch_version else None
+        want = (major_minor, "cuda" if torch_cuda else "cpu")
+        known = any((tv, fl) == want for _, tv, fl in members)
+        group = f"{folder + '/' if folder else ''}{stem}_torch*-*.so"
+        for root, tv, fl in members:
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} builds ({group}) the package picks by torch's release and backend"
+                + (f" ({stem}_torch{want[0]}-{want[1]}.so for this torch)" if known else " (none is for this torch)"),
+                group, ((tv, fl) == want) if known else False))
+    # torchcodec: libtorchcodec_custom_ops4.so … 8.so, one per FFmpeg major, tried in turn at run time
+    numbered: dict[tuple[str, str, str], list[str]] = {}
+    for root in roots:
+        if root in out:
+            continue
+        folder, _, name = root.rpartition("/")
+        m = _NUMBERED.match(name)
+        if m:
+            numbered.setdefault((folder, m["stem"], m["tail"]), []).append(root)
+    for (folder, stem, tail), members in numbered.items():
+        if len(members) < 3:
+            continue
+        group = f"{folder + '/' if folder else ''}{stem}N{tail}"
+        for root in members:
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} numbered builds ({group}) tried in turn at run time: one loading is enough",
+                group, None))
     per_sm: dict[str, list[tuple[str, int]]] = {}
     for root in roots:
         m = _PER_SM.search(root)

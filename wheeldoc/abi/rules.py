@@ -541,18 +541,42 @@ def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
     is information, and says why."""
     found = [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
     idle = not_loaded_here(facts)
-    if not idle:
+    tried = none_of_the_alternatives(facts)
+    if not idle and not tried:
         return found
     out = []
     for f in found:
         lib = f.data.get("library")
         reason = idle.get(lib) if isinstance(lib, str) else None
+        if reason is None and isinstance(lib, str) and lib in tried and f.severity == Severity.ERROR:
+            out.append(Finding(f.rule, f.title, Severity.WARNING, f.location,
+                               f"{f.message} ({tried[lib]})", f.evidence, f.fix, {**f.data, "alternatives": tried[lib]}))
+            continue
         if reason is None or f.severity == Severity.INFO:
             out.append(f)
             continue
         out.append(Finding(f.rule, f.title, Severity.INFO, f.location,
                            f"{f.message} (not loaded for this target: {reason})", f.evidence, f.fix,
                            {**f.data, "not_loaded_here": reason}))
+    return out
+
+
+def none_of_the_alternatives(facts: AbiFacts) -> dict[str, str]:
+    """Objects of a group the package tries in turn (chosen: unknown) where none loads: the
+    package lacks that feature here (torchcodec without a system FFmpeg), its import does not fail."""
+    members: dict[str, list] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        if c is not None and c.group and c.chosen is None:
+            members.setdefault(c.group, []).append(r)
+    out: dict[str, str] = {}
+    for group, results in members.items():
+        if any(facts.root_verdict(r) == "compatible" for r in results):
+            continue
+        for r in results:
+            for k in set(r.checked) | {r.root}:
+                out.setdefault(k, f"none of the {len(results)} alternatives {group} loads here; the package "
+                                  "tries them in turn at run time, so only the feature that needs one is missing")
     return out
 
 

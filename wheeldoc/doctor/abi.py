@@ -27,14 +27,14 @@ from wheeldoc.core.model import Finding, Location
 from wheeldoc.environment.reader import Distribution, FileSystem
 from wheeldoc.binary.members import Member, MemberData, MemberSource, RejectedMember
 
-CACHE_VERSION = "abi-4"
+CACHE_VERSION = "abi-6"
 
 
 @dataclass(frozen=True)
 class AbiResult:
     library: str  # path relative to site-packages
     distribution: str
-    verdict: str  # "loads", "fails", "unverified"
+    verdict: str  # "loads", "fails", "unverified", "not loaded here" (chosen at run time, not for this target)
     detail: str
 
     def record(self) -> dict:
@@ -165,13 +165,18 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
         src = EnvDistribution(fs, dist)
         ext = Side(f"{name} {dist.version}", [(src, name)], name, dist.version, _metadata(src), *_installed_tags(src))
         target = system_target(ext.platform_tags + torch_side.platform_tags, arch=arch)
-        a = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
+        gpu = (facts.target.gpu.major, facts.target.gpu.minor) if facts.target.gpu else None
+        a = analyze(ext, torch_side, target=target, cuda=plan, cache=cache,
+                    python=facts.env.location.markers.get("python_version") or None, gpu=gpu)
+        idle = wd2.not_loaded_here(a)
         for r in a.results:
             ok = r.loads and not a.torch_import.failures
             unverified = [u for u in r.unresolved if u.status == "unverified"]
             unread = list(getattr(r, "unreadable", ()))
             verdict = "fails" if not ok else "unverified" if unverified or unread else "loads"
-            detail = _failure(a, r) if not ok else (
+            if not ok and r.root in idle:
+                verdict = "not loaded here"
+            detail = (f"{_failure(a, r)}; {idle[r.root]}" if r.root in idle else _failure(a, r)) if not ok else (
                 f"not verified: {', '.join(unread[:3])} could not be read" if unread else
                 f"{len(unverified)} symbol{'s' if len(unverified) != 1 else ''} not verified "
                 "(libraries known from metadata only)" if unverified else

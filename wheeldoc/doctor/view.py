@@ -177,7 +177,7 @@ def abi_section(d: Diagnosis) -> Callable[[Lines], None]:
         elif not d.abi:
             out.add("  none")
         for r in d.abi[:MAX_ABI_ROWS]:
-            style = {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")
+            style = {"loads": "green", "fails": "bold red", "unverified": "yellow", "not loaded here": "dim"}.get(r.verdict, "")
             out.add(f"  {r.library:<48} ", (f"{r.verdict:<10}", style), f" {r.detail}")
         if len(d.abi) > MAX_ABI_ROWS:
             out.add(f"  … and {len(d.abi) - MAX_ABI_ROWS} more (JSON has them all)")
