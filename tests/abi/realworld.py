@@ -122,15 +122,22 @@ def write_tables(results: list[dict]) -> None:
     DOC.write_text(text)
 
 
-def main() -> int:
-    results = []
+def main(argv: list[str] | None = None) -> int:
+    """`--only-new`: keep the verdicts already in wheeldoc.json, run only the pairs it lacks."""
+    only_new = "--only-new" in (argv if argv is not None else sys.argv[1:])
+    kept = json.loads(VERDICTS.read_text())["pairs"] if only_new and VERDICTS.exists() else []
+    have = {(c["torch"], c["extension"]) for c in kept}
+    results = list(kept)
     for pair in pairs():
+        if (pair["torch"], pair["extension"]) in have:
+            continue
         v = wheeldoc_verdict(pair)
         if v is None:
             print(f"not cached: {pair['torch']} {pair['extension']}", file=sys.stderr)
             continue
         c = compare(pair, v)
         results.append(c)
+        VERDICTS.write_text(json.dumps({"pairs": results}, indent=1) + "\n")  # progress survives
         print(f"{c['torch']:20} {c['extension'][:44]:44} {c['agree']}/{c['compared']} "
               f"{c['verdict']} all_load={c['all_load']}", flush=True)
     VERDICTS.write_text(json.dumps({"pairs": results}, indent=1) + "\n")
