@@ -159,6 +159,7 @@ def fetch(wheel: LockedWheel, cache_root: Path) -> Path:
             digest = download(wheel.url, out)
         if wheel.sha256 and digest != wheel.sha256:
             raise InputError(wheel.url, f"sha256 {digest} differs from the index's {wheel.sha256}")
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the cached wheel from other users of the cache
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
