@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("abi", help="symbols a wheel's extensions import vs what a torch build exports")
-    p.add_argument("extension", help="a wheel, a .so, a directory or an installed distribution name")
+    p.add_argument("extension", help="a wheel, a .so, a directory, an installed distribution name, "
+                                     "or a pinned requirement (vllm==0.33.0: uv picks the wheel)")
     p.add_argument("torch", nargs="?", default=None,
                    help="torch==2.11.0+cu130, a range ('torch>=2.9,<2.15'), a torch wheel, or a directory")
     p.add_argument("--python", dest="python_exe", default=None, help="another environment's interpreter")

@@ -1,4 +1,4 @@
-"""TORCH as a requirement on a remote index: uv resolves it over HTTP, `pip download` fetches the
+"""TORCH as a requirement on a remote index: uv resolves it over HTTP, urllib fetches the
 wheel once into wheeldoc's cache (sha256 checked against uv's), and a second run reuses it.
 The index is a PEP 503 folder served on the loopback interface by this test."""
 

@@ -45,7 +45,7 @@ def _run(args: argparse.Namespace) -> int:
 
     sides = []
     try:
-        ext = inputs.extension_side(args.extension, env, cache)
+        ext = inputs.extension_side(_fetched_extension(args, settings, options), env, cache)
         sides.append(ext)
         report.inputs.append(args.extension)
         if args.torch and inputs.is_requirement(args.torch) and inputs.is_range(args.torch):
@@ -70,6 +70,24 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         for side in sides:
             side.close()
+
+
+def _fetched_extension(args, settings, options) -> str:
+    """EXT given as a requirement (`vllm==0.33.0`): the wheel uv picks for the target's Python and
+    platform, fetched like TORCH (read in place when local); else EXT as given."""
+    from wheeldoc.abi import inputs as inputs
+
+    arg = args.extension
+    if not inputs.is_requirement(arg) or inputs.is_range(arg):
+        return arg
+    from wheeldoc.abi.facts import Side
+    from wheeldoc.abi.fetch import fetch, lock, wheels_dir
+
+    blank = Side(arg)
+    picked = lock([arg], options, python_version=uv_python(blank, settings), python_platform=uv_platform(blank, settings))
+    if not picked:
+        raise ValueError(f"uv found no wheel for {arg}")
+    return str(fetch(picked[0], wheels_dir()))
 
 
 def _analyze(args, settings, ext, options, cache, env, torch_side=None):
@@ -98,7 +116,7 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
         elif inputs.is_requirement(args.torch):
             try:
                 picked = lock([args.torch], options, python_version=uv_python(ext, settings),
-                              python_platform=uv_platform(ext))
+                              python_platform=uv_platform(ext, settings))
             except InputError as e:
                 if "+" in args.torch and not options.given:  # torch==2.11.0+cu130: not on PyPI
                     local = args.torch.rsplit("+", 1)[1]
@@ -115,18 +133,20 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
             torch_side, site_dirs = inputs.torch_from_path(args.torch, cache)
     target = system_target(ext.platform_tags + torch_side.platform_tags, glibc=args.glibc,
                            libstdcxx=args.libstdcxx, arch=_arch(settings))
-    markers = marker_environment(python_version(ext) or uv_python(ext, settings), machine=target.arch or "x86_64")
+    python = uv_python(ext, settings, torch_side)
+    markers = marker_environment(python, machine=target.arch or "x86_64")
     if site_dirs is not None:
         plan = CudaPlan("environment", inputs.cuda_distributions(site_dirs))
         plan.described = [f"{name}: installed" for _, name in plan.sources]
     else:
         reqs = cuda_requirements(torch_side, markers)
         if options.given:
-            plan = plan_from_index(reqs, options, python=uv_python(ext, settings), platform=uv_platform(ext),
-                                   cache=cache)
+            plan = plan_from_index(reqs, options, python=python,
+                                   platform=uv_platform(ext, settings, torch_side), cache=cache)
         else:
             plan = plan_from_metadata(reqs)
-    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
+    facts = analyze(ext, torch_side, target=target, cuda=plan, cache=cache, python=python,
+                    gpu=(settings.target.gpu.major, settings.target.gpu.minor) if settings.target.gpu else None)
     return facts, [torch_side, plan]
 
 
@@ -209,6 +229,8 @@ def _emit(report, facts, settings, torch_arg: str) -> int:
     findings = run_abi_rules(facts, ctx)
     findings += parts_not_read(report, facts)
     report.extra.update(record(facts))
+    if any(f.rule == "WD207" for f in findings):  # the loader is fine, the target is not
+        report.extra["verdict"] = "incompatible"
     report.extra["extensions"] = extension_records(facts)
     finalize(report, findings, settings.selection)
     return emit(report, settings, sections(facts))
@@ -262,31 +284,38 @@ def _provenance(side) -> dict:
     return {"origin": "files"}
 
 
-def uv_python(ext, settings) -> str:
+def uv_python(ext, settings, torch_side=None) -> str:
+    """The Python torch is resolved for: `--python-version`; else the one CPython the extension is
+    built for (`cp311-cp311`); else wheeldoc's default (3.12). Never an abi3 or `py3` floor: a
+    `cp38-abi3` wheel runs on today's Python, and torch has no wheels for 3.8."""
     from wheeldoc.abi.facts import python_version
+    from wheeldoc.core.target import DEFAULT_PYTHON
 
-    found = python_version(ext) or settings.target.python
-    if found:
-        return found
-    import sys
-
-    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return (settings.target.python or python_version(ext)
+            or (python_version(torch_side) if torch_side is not None else None) or DEFAULT_PYTHON)
 
 
-def uv_platform(ext) -> str:
+def uv_platform(ext, settings=None, torch_side=None) -> str:
+    """uv's `--python-platform` for the target: the target's architecture (`--platform`, `--gpu`)
+    first, else the extension's (then torch's) platform tag; the manylinux level of those tags
+    (for that architecture), else manylinux_2_28."""
     from wheeldoc.data.abi_tables import policy_for_tag
 
-    for tag in ext.platform_tags:
-        found = policy_for_tag(tag)
-        if found:
-            name, arch = found
-            return f"{arch}-{name}"
-    for tag in ext.platform_tags:
-        if tag.startswith("linux_"):
-            return f"{tag[len('linux_'):]}-unknown-linux-gnu"
-    import platform
+    tags = tuple(ext.platform_tags) + (tuple(torch_side.platform_tags) if torch_side is not None else ())
+    arch = _arch(settings) if settings is not None else None
+    found = [policy_for_tag(t) for t in tags]
+    found = [f for f in found if f is not None]
+    if arch is None:
+        arch = next((a for _, a in found), None)
+    if arch is None:
+        arch = next((t[len("linux_"):] for t in tags if t.startswith("linux_")), None)
+    if arch is None:
+        import platform
 
-    return f"{platform.machine() or 'x86_64'}-unknown-linux-gnu"
+        arch = platform.machine() or "x86_64"
+    levels = sorted((tuple(int(x) for x in name.split("_")[1:3]), name) for name, a in found if a == arch)
+    name = levels[-1][1] if levels else "manylinux_2_28"
+    return f"{arch}-{name}"
 
 
 def _arch(settings) -> str | None:

@@ -29,7 +29,7 @@ def run_range(args, settings, ext, options, cache, report) -> int:
 
     progress(f"asking uv which releases of {args.torch} fit the extension (one resolution per release)")
     releases = offered(args.torch, options, python_version=uv_python(ext, settings),
-                       python_platform=uv_platform(ext))
+                       python_platform=uv_platform(ext, settings))
     if not releases:
         err = InputError(args.torch, "uv found no release in this range for the extension's Python and "
                                      "platform (check the index options)")

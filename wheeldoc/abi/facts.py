@@ -94,6 +94,8 @@ class AbiFacts:
     torch_flavour: str | None = None  # "cxx11", "pre-cxx11" or None (no std::string in its API)
     ext_cudart: list[CudaLink] = field(default_factory=list)
     torch_cudart: list[int] = field(default_factory=list)
+    python: str | None = None  # the target Python (markers, the pin), when known
+    choices: dict[str, RunTimeChoice] = field(default_factory=dict)  # root -> why it may not be loaded
 
     @property
     def compatible(self) -> bool:
@@ -104,10 +106,24 @@ class AbiFacts:
 
     @property
     def verdict(self) -> str:
-        """incompatible when any object fails to load; unknown when none fails but one could not
-        be read; else compatible."""
-        verdicts = {self.root_verdict(r) for r in self.results}
-        if not self.compatible or "incompatible" in verdicts:
+        """incompatible when an object that is loaded fails to load; unknown when none fails but
+        one could not be read; else compatible. Objects the package chooses among at run time
+        (abi/facts.run_time_choices) count only when chosen for this target, or, when the choice
+        is not known here, as a group: one of them loading is enough."""
+        if self.torch_import.failures:
+            return "incompatible"
+        verdicts = set()
+        groups: dict[str, set[str]] = {}
+        for r in self.results:
+            choice = self.choices.get(r.root)
+            if choice is None or choice.chosen is True:
+                verdicts.add(self.root_verdict(r))
+            elif choice.chosen is None and choice.group:
+                groups.setdefault(choice.group, set()).add(self.root_verdict(r))
+        for members in groups.values():
+            verdicts.add("compatible" if "compatible" in members else
+                         "unknown" if "unknown" in members else "incompatible")
+        if "incompatible" in verdicts:
             return "incompatible"
         return "unknown" if "unknown" in verdicts else "compatible"
 
@@ -117,7 +133,8 @@ class AbiFacts:
         return f"{name} {self.torch.version}" if self.torch.version else self.torch.label
 
 
-def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None) -> AbiFacts:
+def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cache: Cache | None,
+            python: str | None = None, gpu: tuple[int, int] | None = None) -> AbiFacts:
     site = Site(cache)
     for source, package in ext.sources:
         site.add_source(source, "extension", package)
@@ -133,18 +150,162 @@ def analyze(ext: Side, torch: Side, *, target: SystemTarget, cuda: CudaPlan, cac
     if not roots:  # a minimal torch without its Python module: all of torch/lib counts as loaded
         roots = [e for e in torch_entries if e.path.startswith("torch/lib/")]
     ext_roots = extension_roots(site, ext.root_filter)
+    build = torch_build(torch, site)
+    preloads = torch_preloads(torch, site, build[1])
     loader = Loader(site, target)
     try:
-        imported = loader.import_torch(roots, global_roots)
+        imported = loader.import_torch(roots, global_roots, preloads)
         results = [loader.load(root) for root in ext_roots]
     finally:
         site.close()
-    facts = AbiFacts(ext, torch, target, site, results, imported, *torch_build(torch, site),
+    facts = AbiFacts(ext, torch, target, site, results, imported, *build,
                      cuda.mode, cuda.described, cuda.unknown)
+    facts.python = python
+    facts.choices = run_time_choices([r.root for r in results], python, build[1], gpu, torch.version)
     _symbols(facts)
     _pin(facts)
     _cudart(facts, imported)
     return facts
+
+
+@dataclass(frozen=True)
+class RunTimeChoice:
+    """An extension object that is not simply imported: Python or the package picks it."""
+
+    reason: str
+    group: str | None = None  # the alternatives it belongs to
+    chosen: bool | None = None  # True: picked for this target; False: not; None: not known here
+
+
+_PER_CUDA = re.compile(r"^(?P<stem>.+?)_(?P<flavour>cuda\d+|cpu|rocm\d*|xpu\d*|mps)(?P<tail>\.so(?:\.[\w.]+)?)$")
+_PER_TORCH = re.compile(r"^(?P<stem>.+?)_torch(?P<tv>\d{2,3})-(?P<flavour>cpu|cuda|rocm)(?P<tail>\.so)$")
+_NUMBERED = re.compile(r"^(?P<stem>.+?[a-z_])(?P<n>\d{1,2})(?P<tail>\.so)$")
+_PER_SM = re.compile(r"(^|/)sm_?(\d{2,3})[af]?/")
+
+
+def run_time_choices(roots: list[str], python: str | None, torch_cuda: str | None,
+                     gpu: tuple[int, int] | None, torch_version: str | None = None) -> dict[str, RunTimeChoice]:
+    """Extension objects that are loaded only on some targets, so one failing is not the
+    package failing:
+
+    - `x.cpython-310-x86_64-linux-gnu.so` beside `x.cpython-311-…`: CPython imports only the one
+      with its own tag (a wheel that ships several, like vLLM's deep_gemm);
+    - `libbitsandbytes_cuda128.so`, `…_cuda130.so`, `…_cpu.so`, `…_rocm64.so`: siblings differing
+      in a backend token, one picked with ctypes by torch's CUDA version (`cuda` + `torch.version.cuda`
+      without the dot; `cpu` for a CPU torch);
+    - `sgl_kernel/sm90/common_ops.abi3.so` and `sgl_kernel/sm100/…`: the same module per GPU
+      architecture, one imported by the GPU's compute capability (the newest not above it).
+    """
+    out: dict[str, RunTimeChoice] = {}
+    py_tag = python.replace(".", "")[:3] if python else None
+    for root in roots:
+        m = _SO_PYTHON.search(root.rsplit("/", 1)[-1])
+        if m and py_tag:
+            tag = f"{m[1]}{m[2]}"
+            if tag != py_tag:
+                out[root] = RunTimeChoice(f"built for CPython {m[1]}.{m[2]}; the target's Python {python} "
+                                          "imports only the module with its own tag", chosen=False)
+    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    for root in roots:
+        folder, _, name = root.rpartition("/")
+        m = _PER_CUDA.match(name)
+        if m:
+            groups.setdefault((folder, m["stem"], m["tail"]), []).append((root, m["flavour"]))
+    for (folder, stem, tail), members in groups.items():
+        if len(members) < 2:
+            continue
+        want = ("cuda" + torch_cuda.replace(".", "")) if torch_cuda else "cpu"
+        names = {f for _, f in members}
+        known = want in names
+        group = f"{folder + '/' if folder else ''}{stem}_*{tail}"
+        for root, flavour in members:
+            chosen = (flavour == want) if known else None
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} libraries ({group}) the package picks at run time by torch's backend"
+                + (f" ({stem}_{want}{tail} for this torch)" if known else " (which one for this torch is not known here)"),
+                group, chosen))
+    # torch_c_dlpack_ext: libtorch_c_dlpack_addon_torch29-cuda.so, one per torch release and backend
+    by_torch: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for root in roots:
+        folder, _, name = root.rpartition("/")
+        m = _PER_TORCH.match(name)
+        if m:
+            by_torch.setdefault((folder, m["stem"]), []).append((root, m["tv"], m["flavour"]))
+    for (folder, stem), members in by_torch.items():
+        if len(members) < 2:
+            continue
+        major_minor = "".join(torch_version.split("+", 1)[0].split(".")[:2]) if torch_version else None
+        want = (major_minor, "cuda" if torch_cuda else "cpu")
+        known = any((tv, fl) == want for _, tv, fl in members)
+        group = f"{folder + '/' if folder else ''}{stem}_torch*-*.so"
+        for root, tv, fl in members:
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} builds ({group}) the package picks by torch's release and backend"
+                + (f" ({stem}_torch{want[0]}-{want[1]}.so for this torch)" if known else " (none is for this torch)"),
+                group, ((tv, fl) == want) if known else False))
+    # torchcodec: libtorchcodec_custom_ops4.so … 8.so, one per FFmpeg major, tried in turn at run time
+    numbered: dict[tuple[str, str, str], list[str]] = {}
+    for root in roots:
+        if root in out:
+            continue
+        folder, _, name = root.rpartition("/")
+        m = _NUMBERED.match(name)
+        if m:
+            numbered.setdefault((folder, m["stem"], m["tail"]), []).append(root)
+    for (folder, stem, tail), members in numbered.items():
+        if len(members) < 3:
+            continue
+        group = f"{folder + '/' if folder else ''}{stem}N{tail}"
+        for root in members:
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} numbered builds ({group}) tried in turn at run time: one loading is enough",
+                group, None))
+    per_sm: dict[str, list[tuple[str, int]]] = {}
+    for root in roots:
+        m = _PER_SM.search(root)
+        if m:
+            key = root[:m.start(2)] + "*" + root[m.end(2):]
+            per_sm.setdefault(re.sub(r"sm_?\*[af]?/", "sm*/", key), []).append((root, int(m[2])))
+    for key, members in per_sm.items():
+        if len(members) < 2:
+            continue
+        pick = None
+        if gpu is not None:
+            cc = gpu[0] * 10 + gpu[1]
+            fitting = [n for _, n in members if n <= cc]
+            pick = max(fitting) if fitting else None
+        for root, n in members:
+            chosen = None if gpu is None else (n == pick)
+            out.setdefault(root, RunTimeChoice(
+                f"one of {len(members)} per-architecture builds ({key}) imported by the GPU's compute capability"
+                + ("" if gpu is None else f" (sm_{pick} for this GPU)" if pick else " (none fits this GPU)"),
+                key, chosen))
+    return out
+
+
+def torch_preloads(torch: Side, site: Site, cuda: str | None):
+    """What this torch's `__init__.py` preloads (abi/preloads.py), located in the site: (after the
+    global deps, on their failure), each a list of (soname, entry); None when it was not read."""
+    from wheeldoc.abi.preloads import INIT, locate, read_preloads
+
+    for source, _ in torch.sources:
+        if source.member(INIT) is None:
+            continue
+        try:
+            text = source.read_bytes(INIT, 8 << 20).decode("utf-8", "replace")
+        except InputError:
+            return None
+        spec = read_preloads(text)
+        if not spec.read:
+            return None
+        paths = list(site.files)
+        major = cuda.split(".", 1)[0] if cuda else None
+
+        def entries(preloads):
+            return [site.files[path] for _, path in locate(preloads, paths, major, spec.cu_major_folder) if path]
+
+        return entries(spec.after_global_deps), entries(spec.on_global_deps_failure)
+    return None
 
 
 def extension_roots(site: Site, only: str | None = None) -> list[Entry]:
@@ -338,9 +499,11 @@ def _pin(facts: AbiFacts) -> None:
 
 
 def _markers(facts: AbiFacts) -> dict[str, str]:
+    from wheeldoc.core.target import DEFAULT_PYTHON
     from wheeldoc.environment.reader import marker_environment
 
-    return marker_environment(python_version(facts.extension), machine=facts.target.arch or "x86_64")
+    return marker_environment(facts.python or python_version(facts.extension) or DEFAULT_PYTHON,
+                              machine=facts.target.arch or "x86_64")
 
 
 def _cudart(facts: AbiFacts, imported: TorchImport) -> None:
@@ -360,13 +523,15 @@ def _cudart(facts: AbiFacts, imported: TorchImport) -> None:
 
 
 def python_version(side: Side) -> str | None:
+    """The one CPython the extension is built for (`cp311-cp311`, `.cpython-311-`), else None
+    (an abi3 or pure wheel loads on any later interpreter: its tag is a floor, not a target)."""
     for tag in side.python_tags:
         m = _PYTAG.match(tag)
         if m:
             return f"{m[1]}.{m[2]}"
     for source, _ in side.sources:
         for m in source.shared_objects():
-            found = _SO_PYTHON.search(m.name)
+            found = _SO_PYTHON.search(m.name.rsplit("/", 1)[-1])
             if found:
                 return f"{found[1]}.{found[2]}"
     return None

@@ -5,9 +5,11 @@
   extension's Python version and platform, so uv picks the wheel that would be installed there;
   the pylock file names each wheel's URL and sha256.
 - `fetch(wheel)`: a `file://` URL (a local index or a find-links folder) is read in place; a
-  remote one is downloaded once with `pip download --no-deps` into wheeldoc's cache
-  (`<cache>/wheels/<sha256>/`), checked against the sha256 uv reported, and reused after that.
-  uv has no download command, and installing (even `--target`) would unpack the whole wheel.
+  remote one is downloaded once over HTTPS (the standard library's urllib, from the URL uv
+  reported; pip need not be installed: `uv tool install wheeldoc` has none) into wheeldoc's cache
+  (`<cache>/wheels/<sha256>/`), checked against the sha256 uv reported while it streams in, and
+  reused after that. uv has no download command, and installing (even `--target`) would unpack
+  the whole wheel.
 - `offered(spec)`: every release of a range an index offers, newest first: uv is asked for the
   best match, that release is excluded (`!=X`), and uv is asked again.
 """
@@ -17,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 from wheeldoc.core.errors import InputError
 
 UV_TIMEOUT_S = 300
-PIP_TIMEOUT_S = 1800
+DOWNLOAD_TIMEOUT_S = 120  # per read: a stalled connection, not the whole download
 MAX_RELEASES = 40
 
 
@@ -182,27 +183,42 @@ def fetch(wheel: LockedWheel, cache_root: Path) -> Path:
     from wheeldoc.core.terminal import human_size, progress
 
     progress(f"downloading {wheel.filename} ({human_size(wheel.size)}) from {url.hostname}")
-    with tempfile.TemporaryDirectory(prefix=".download-", dir=folder) as tmp:
-        argv = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                "--quiet", "-d", tmp, wheel.url]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
-        except subprocess.TimeoutExpired:
-            raise InputError(wheel.url, f"pip download did not finish in {PIP_TIMEOUT_S} s") from None
-        if proc.returncode != 0:
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise InputError(wheel.url, f"pip download failed: {tail[:300]}")
-        got = Path(tmp) / wheel.filename
-        if not got.is_file():
-            raise InputError(wheel.url, "pip download did not produce the wheel")
-        if wheel.sha256:
-            from wheeldoc.core.cache import sha256_file
-
-            digest = sha256_file(got)
-            if digest != wheel.sha256:
-                raise InputError(wheel.url, f"sha256 {digest} differs from the index's {wheel.sha256}")
-        os.replace(got, target)
+    fd, tmp = tempfile.mkstemp(prefix=".download-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            digest = download(wheel.url, out)
+        if wheel.sha256 and digest != wheel.sha256:
+            raise InputError(wheel.url, f"sha256 {digest} differs from the index's {wheel.sha256}")
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the cached wheel from other users of the cache
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return target
+
+
+def download(url: str, out) -> str:
+    """Stream `url` into the open file `out`; its sha256. Honours the proxy and CA settings of the
+    environment (`HTTPS_PROXY`, `SSL_CERT_FILE`) as urllib does."""
+    import urllib.error
+    import urllib.request
+
+    h = hashlib.sha256()
+    request = urllib.request.Request(url, headers={"User-Agent": "wheeldoc (+abi fetch)"})
+    try:
+        with urllib.request.urlopen(request, timeout=DOWNLOAD_TIMEOUT_S) as resp:
+            while True:
+                block = resp.read(1 << 20)
+                if not block:
+                    break
+                h.update(block)
+                out.write(block)
+    except urllib.error.HTTPError as e:
+        raise InputError(url, f"download failed: HTTP {e.code} {e.reason}") from None
+    except (urllib.error.URLError, OSError, TimeoutError) as e:
+        reason = getattr(e, "reason", None) or e
+        raise InputError(url, f"download failed: {reason}") from None
+    return h.hexdigest()
 
 
 def wheels_dir() -> Path:

@@ -182,12 +182,15 @@ def _describe(side: Side, source) -> None:
 
 
 def _tags(tags: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(platform tags, the Python tags that pin one interpreter). A `cp38-abi3` or `py3-none` tag
+    names a floor (any later CPython loads it), so it pins nothing: only a `cpXY-cpXY` tag does."""
     platforms, pythons = [], []
     for tag in tags:
         parts = tag.split("-")
         if len(parts) != 3:
             continue
-        pythons += parts[0].split(".")
+        abis = parts[1].split(".")
+        pythons += [py for py in parts[0].split(".") if py in abis or f"{py}m" in abis]
         platforms += parts[2].split(".")
     return tuple(dict.fromkeys(platforms)), tuple(dict.fromkeys(pythons))
 

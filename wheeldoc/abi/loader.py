@@ -44,9 +44,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 from wheeldoc.abi.site import Entry, Site, defines
-from wheeldoc.data.abi_tables import GLIBC_LIBS, SystemTarget, manylinux_table, split_version, system_names
+from wheeldoc.data.abi_tables import (GLIBC_LIBS, SystemTarget, distro_libraries, manylinux_table, split_version,
+                                     system_names)
 
 INTERPRETER = "python"
+DISTRO = "a distribution library outside the manylinux policy: present where its package is installed"
+PRELOADED = "preloaded by name by `import torch` (torch/__init__.py, _load_global_deps)"
 _TORCH_OWNED = re.compile(r"^(?:vtable for |typeinfo for |typeinfo name for |VTT for |guard variable for )?"
                           r"(?:c10|at|torch|caffe2|aoti_torch)::")
 _TORCH_C_NAMES = ("aoti_torch_", "THP", "torch_")
@@ -109,6 +112,11 @@ class LoadResult:
     references: dict[str, tuple[str, ...]] = field(default_factory=dict)  # symbol -> referencing objects
 
     @property
+    def system_packages(self) -> list[str]:
+        """Libraries of the load that only the system's distribution provides (`libnuma.so.1`)."""
+        return [n.how.rsplit("(", 1)[-1].rstrip(")") + f": {n.soname}" for n in self.closure if n.how.startswith(DISTRO)]
+
+    @property
     def missing_symbols(self) -> list[Unresolved]:
         return [u for u in self.unresolved if u.status == "missing"]
 
@@ -146,7 +154,11 @@ class Loader:
         self.loader_of: dict[str, Node] = {}  # object -> the object whose DT_NEEDED loaded it
 
     # -- 1. import torch ----------------------------------------------------------------------
-    def import_torch(self, roots: list[Entry], global_roots: list[Entry]) -> TorchImport:
+    def import_torch(self, roots: list[Entry], global_roots: list[Entry],
+                     preloads: tuple[list[Entry], list[Entry]] | None = None) -> TorchImport:
+        """`import torch`: libtorch_global_deps.so (RTLD_GLOBAL), then the CUDA libraries its
+        `__init__.py` preloads by name (`preloads`: after the global deps loaded with libcudart,
+        and instead, when they failed on a CUDA library), then `torch._C` and its closure."""
         nodes: dict[str, Node] = {}
         loaded: dict[str, Node] = {}
         edges: dict[str, list[str]] = {}
@@ -154,11 +166,11 @@ class Loader:
 
         self.site.prefetch(roots + global_roots)
 
-        def walk(starts: list[Entry]) -> list[str]:
+        def walk(starts: list[Entry], how: str = "loaded by `import torch`") -> list[str]:
             order: list[str] = []
             queue = deque()
             for e in starts:
-                node = self._node(e, "loaded by `import torch`")
+                node = self._node(e, how)
                 key_soname = self._soname(e)
                 if key_soname not in loaded:
                     loaded[key_soname] = node
@@ -191,8 +203,18 @@ class Loader:
                 edges[node.key] = deps
             return order
 
-        walk(roots)
         global_keys = walk(global_roots) if global_roots else []
+        after, on_failure = preloads or ([], [])
+        stems = {e.name.split(".so", 1)[0] for e in on_failure}
+        if failures and on_failure and any(f.soname.split(".so", 1)[0] in stems for f in failures):
+            # torch's `except OSError`: preload its CUDA table, then open the global deps again
+            nodes.clear(), loaded.clear(), edges.clear(), failures.clear()
+            self.loader_of = {}
+            walk(on_failure, PRELOADED)
+            global_keys = walk(global_roots)
+        elif any(s.startswith("libcudart.so") for s in loaded):  # torch checks /proc/self/maps so
+            walk(after, PRELOADED)
+        walk(roots)
         self.torch = TorchImport(loaded, edges, global_keys, failures, nodes)
         self._torch_loaders = dict(self.loader_of)
         return self.torch
@@ -270,6 +292,10 @@ class Loader:
             return Node(f"system:{soname}", soname, "system", how=f"system library ({self.target.label})"), tuple(searched)
         if soname in self.driver_sonames:
             return Node(f"driver:{soname}", soname, "driver", how="the NVIDIA driver (outside Python)"), tuple(searched)
+        package = distro_libraries().get(soname)
+        if package is not None and not soname.startswith(("libcuda", "libnv", "libcu")):
+            return Node(f"system:{soname}", soname, "system",
+                        how=f"{DISTRO} (Debian/Ubuntu package {package})"), tuple(searched)
         return None, tuple(searched)
 
     def _search_path(self, requester: Node, info) -> list[tuple[Node, str, str]]:

@@ -383,7 +383,8 @@ def pin_disagrees(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
     Trust the verdict; to install, override the pin (`uv pip install … --override` with the
     torch the binaries load on) or pick the release whose binaries match.
     """
-    if facts.pin_satisfied is None or facts.pin_satisfied == facts.compatible:
+    if facts.pin_satisfied is None or facts.verdict == "unknown" or \
+            facts.pin_satisfied == (facts.verdict == "compatible"):
         return
     who = f"{facts.extension.name} {facts.extension.version}" if facts.extension.name else facts.extension.label
     if facts.pin_satisfied:
@@ -452,10 +453,150 @@ def system_version_beyond_target(facts: AbiFacts, ctx: Context) -> Iterator[Find
                                    "if your systems are newer"))
 
 
+# -- WD207 ----------------------------------------------------------------------------------------
+
+@rule("WD207", "wrong-target", title="the binaries cannot run on the explicit target",
+      severity=Severity.ERROR,
+      examples=(Example(("abi", EXT, T11, "--gpu", "gb10", *LOCAL), True),
+                Example(("abi", EXT, T11, "--driver", "12.8", *LOCAL), True),
+                Example(("abi", EXT, T11, "--gpu", "h200", "--driver", "580.95.05", *LOCAL), False)))
+def wrong_target(facts: AbiFacts, ctx: Context) -> Iterator[Finding]:
+    """
+    ## What it does
+    Checks the wheels against the target given explicitly (`--platform`, `--gpu`, `--driver`),
+    as `kernels` and `doctor` do: the architecture of the wheels' platform tags against the
+    target's (`--gpu gb10` implies linux-aarch64), and the CUDA runtime torch and the extension
+    are built with against the CUDA version the driver supports.
+
+    ## Why is this bad?
+    An x86-64 wheel does not install on an aarch64 machine (pip refuses it; copied in, ld.so
+    rejects the ELF class/machine). A CUDA 13 runtime on a driver that supports CUDA 12.x fails
+    its first call with `cudaErrorInsufficientDriver` (CUDA's minor-version compatibility spans
+    one major only): `import torch` works, `torch.cuda.is_available()` is False.
+
+    ## Example
+    ```
+    $ wheeldoc abi fixtures/abi/wheels/ext-1.0-cp311-cp311-linux_x86_64.whl \
+        fixtures/abi/wheels/fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl --gpu gb10
+    WD207 error the binaries cannot run on the explicit target
+      ext 1.0 is built for x86_64 (linux_x86_64); the target (GB10) is linux-aarch64
+    ```
+
+    ## Fix
+    Use the wheels built for the target's platform, or a driver that supports the CUDA major
+    the wheels are built with (or wheels built for the driver's CUDA).
+    """
+    target = ctx.target
+    want = target.platform.split("-", 1)[1] if target.platform and target.platform.startswith("linux-") else None
+    if want:
+        for side in (facts.extension, facts.torch):
+            arches = {_tag_arch(t) for t in side.platform_tags} - {None, "any"}
+            if arches and want not in arches:
+                who = f"{side.name} {side.version}" if side.name and side.version else side.label
+                yield _finding("WD207", facts, None,
+                               f"{who} is built for {', '.join(sorted(arches))} ({', '.join(side.platform_tags)}); "
+                               f"the target ({target.describe()}) is {target.platform}",
+                               kind="platform", built_for=sorted(arches), target_platform=target.platform,
+                               fix=Fix(f"Use the {want} wheels of {side.name or side.label}"))
+    driver = target.driver
+    if driver is None:
+        return
+    runtimes: list[tuple[str, int, str | None]] = []
+    if facts.torch_cuda:
+        runtimes.append((_torch(facts), int(facts.torch_cuda.split(".")[0]), facts.torch_cuda))
+    for link in facts.ext_cudart:
+        runtimes.append((f"{link.library} ({link.soname})", link.major, None))
+    seen = set()
+    for who, major, full in runtimes:
+        if major <= driver.cuda[0] or (who, major) in seen:
+            continue
+        seen.add((who, major))
+        yield _finding("WD207", facts, None,
+                       f"{who} needs a CUDA {full or major} runtime; the driver ({driver.version or 'CUDA ' + driver.cuda_str}) "
+                       f"supports up to CUDA {driver.cuda_str}: its first CUDA call fails with "
+                       "cudaErrorInsufficientDriver (minor-version compatibility spans one major only)",
+                       kind="driver", runtime_major=major, driver_cuda=driver.cuda_str,
+                       fix=Fix(f"Install a driver that supports CUDA {major}, or wheels built for CUDA {driver.cuda[0]}"))
+
+
+def _tag_arch(tag: str) -> str | None:
+    from wheeldoc.data.abi_tables import policy_for_tag
+
+    found = policy_for_tag(tag)
+    if found:
+        return found[1]
+    if tag.startswith("linux_"):
+        return tag[len("linux_"):]
+    return "any" if tag == "any" else None
+
+
 _CHECKS = {fn.rule.code: fn for fn in (needed_library_not_found, undefined_symbol, cxx11_abi_mismatch,  # type: ignore[attr-defined]
-                                       cuda_runtime_mismatch, pin_disagrees, system_version_beyond_target)}
+                                       cuda_runtime_mismatch, pin_disagrees, system_version_beyond_target,
+                                       wrong_target)}
 
 
 def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
-    """Every enabled WD2xx rule, without importing the other families' rule modules (start-up)."""
-    return [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
+    """Every enabled WD2xx rule, without importing the other families' rule modules (start-up).
+    A finding on an object the package does not load for this target (abi/facts.run_time_choices)
+    is information, and says why."""
+    found = [f for code, check in sorted(_CHECKS.items()) if ctx.enabled(code) for f in check(facts, ctx)]
+    idle = not_loaded_here(facts)
+    tried = none_of_the_alternatives(facts)
+    if not idle and not tried:
+        return found
+    out = []
+    for f in found:
+        lib = f.data.get("library")
+        reason = idle.get(lib) if isinstance(lib, str) else None
+        if reason is None and isinstance(lib, str) and lib in tried and f.severity == Severity.ERROR:
+            out.append(Finding(f.rule, f.title, Severity.WARNING, f.location,
+                               f"{f.message} ({tried[lib]})", f.evidence, f.fix, {**f.data, "alternatives": tried[lib]}))
+            continue
+        if reason is None or f.severity == Severity.INFO:
+            out.append(f)
+            continue
+        out.append(Finding(f.rule, f.title, Severity.INFO, f.location,
+                           f"{f.message} (not loaded for this target: {reason})", f.evidence, f.fix,
+                           {**f.data, "not_loaded_here": reason}))
+    return out
+
+
+def none_of_the_alternatives(facts: AbiFacts) -> dict[str, str]:
+    """Objects of a group the package tries in turn (chosen: unknown) where none loads: the
+    package lacks that feature here (torchcodec without a system FFmpeg), its import does not fail."""
+    members: dict[str, list] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        if c is not None and c.group and c.chosen is None:
+            members.setdefault(c.group, []).append(r)
+    out: dict[str, str] = {}
+    for group, results in members.items():
+        if any(facts.root_verdict(r) == "compatible" for r in results):
+            continue
+        for r in results:
+            for k in set(r.checked) | {r.root}:
+                out.setdefault(k, f"none of the {len(results)} alternatives {group} loads here; the package "
+                                  "tries them in turn at run time, so only the feature that needs one is missing")
+    return out
+
+
+def not_loaded_here(facts: AbiFacts) -> dict[str, str]:
+    """Extension objects (and what only they load) that do not count for this target: not chosen,
+    or alternatives whose group has a member that loads."""
+    group_ok: dict[str, bool] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        if c is not None and c.group:
+            group_ok[c.group] = group_ok.get(c.group, False) or facts.root_verdict(r) == "compatible"
+    counted: set[str] = set()
+    idle: dict[str, str] = {}
+    for r in facts.results:
+        c = facts.choices.get(r.root)
+        skip = c is not None and (c.chosen is False or (c.chosen is None and group_ok.get(c.group or "", False)))
+        keys = set(r.checked) | {r.root}
+        if skip:
+            for k in keys:
+                idle.setdefault(k, c.reason)
+        else:
+            counted |= keys
+    return {k: v for k, v in idle.items() if k not in counted}

@@ -28,8 +28,15 @@ def extension_records(facts) -> list[dict]:
             "matched_by_version_name": [s for s, _ in r.by_version_name],
             "closure": [{"library": n.display, "origin": n.origin, "how": n.how,
                          "metadata_only": n.placeholder} for n in r.closure],
+            "chosen_at_run_time": _choice(facts, r.root),
+            "system_packages": r.system_packages,
         })
     return out
+
+
+def _choice(facts, root: str) -> dict | None:
+    c = facts.choices.get(root)
+    return None if c is None else {"reason": c.reason, "group": c.group, "chosen": c.chosen}
 
 
 def sections(facts) -> tuple[Callable[[Lines], None], ...]:
@@ -50,8 +57,14 @@ def verdict_section(out: Lines, facts) -> None:
                     f": {', '.join(r.unreadable)} could not be read")
             continue
         ok = verdict == "compatible"
-        out.add(f"  {r.root.ljust(width)}  ", ("loads" if ok else "cannot load", "green" if ok else "red"),
-                "" if ok else f": {first_failure(facts, r)}")
+        choice = facts.choices.get(r.root)
+        note = ""
+        if choice is not None and choice.chosen is not True:
+            note = "  (not loaded for this target)" if choice.chosen is False else "  (one of a run-time choice)"
+        elif choice is not None:
+            note = "  (chosen for this target)"
+        out.add(f"  {r.root.ljust(width)}  ", ("loads" if ok else "cannot load", "green" if ok else ("dim" if note and choice.chosen is not True else "red")),
+                ("" if ok else f": {first_failure(facts, r)}") + note)
     if not facts.results:
         out.add("  (no shared objects to load)")
     out.add("")

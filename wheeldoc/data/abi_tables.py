@@ -127,6 +127,17 @@ def system_names() -> dict[str, dict[str, str]]:
     return out
 
 
+@lru_cache(maxsize=1)
+def distro_libraries() -> dict[str, str]:
+    """soname -> the Debian package that installs it on the reference system (outside every
+    manylinux policy: present only where that package is installed)."""
+    data = _load_json("distro_libraries.json")
+    libs = data.get("libraries")
+    if not isinstance(libs, dict) or "libc.so.6" not in libs:
+        raise TableError("distro_libraries.json: no libraries")
+    return {str(k): str(v) for k, v in libs.items()}
+
+
 @dataclass(frozen=True)
 class CudaPackage:
     name: str

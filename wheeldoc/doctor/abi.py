@@ -7,9 +7,10 @@ or a container image's merged layers), built from the RECORD the environment rea
 parsed, so an image is checked exactly like a venv. The CUDA libraries are the `nvidia-*` /
 `cuda-*` distributions installed in the environment (the analyzer's "environment" mode).
 
-The outcome (per-object verdicts and the findings) is cached under the environment's composite
-library key (environment.scan: every library's RECORD sha256, size and mtime), so a warm run
-does not re-read torch's symbol tables.
+The outcome (per-object verdicts and the findings) is cached under a content key: every
+library's key (environment.scan: RECORD sha256, size, mtime) with its path inside site-packages,
+never where the environment is. uv hard-links identical files into every venv, so two venvs
+share that key: the cached findings name members, and this run's paths are put back on them.
 """
 
 from __future__ import annotations
@@ -26,14 +27,14 @@ from wheeldoc.core.model import Finding, Location
 from wheeldoc.environment.reader import Distribution, FileSystem
 from wheeldoc.binary.members import Member, MemberData, MemberSource, RejectedMember
 
-CACHE_VERSION = "abi-3"
+CACHE_VERSION = "abi-6"
 
 
 @dataclass(frozen=True)
 class AbiResult:
     library: str  # path relative to site-packages
     distribution: str
-    verdict: str  # "loads", "fails", "unverified"
+    verdict: str  # "loads", "fails", "unverified", "not loaded here" (chosen at run time, not for this target)
     detail: str
 
     def record(self) -> dict:
@@ -90,28 +91,58 @@ def check(facts: EnvFacts, ctx: Context, cache) -> tuple[list[AbiResult], list[F
         hit = cache.get("doctor-abi", key, CACHE_VERSION)
         if hit is not None:
             try:
-                return [AbiResult(**r) for r in hit["results"]], [finding_from_dict(f) for f in hit["findings"]], hit["note"]
+                found = _places(facts, hit["findings"], restore=True)
+                return ([AbiResult(**r) for r in hit["results"]],
+                        [_located(finding_from_dict(f), facts, facts.installed[d]) for d, f in found],
+                        hit["note"])
             except (KeyError, TypeError, ValueError):
                 cache.discard("doctor-abi", key, CACHE_VERSION)
-    results, findings, note = _check(facts, owners, cache)
+    results, raw, note = _check(facts, owners, cache)
     if key:
         from wheeldoc.core.model import finding_to_dict
 
         cache.put("doctor-abi", key, CACHE_VERSION, {"results": [r.record() for r in results],
-                                                     "findings": [finding_to_dict(f) for f in findings],
+                                                     "findings": _places(facts, [[d, finding_to_dict(f)] for d, f in raw]),
                                                      "note": note})
-    return results, findings, note
+    return results, [_located(f, facts, facts.installed[d]) for d, f in raw], note
 
 
 def _key(facts: EnvFacts, owners: list[str]) -> str | None:
     keys = facts.extra.get("library_keys")
     if not keys or len(keys) < len(facts.env.libraries):  # a file without a content key: no cache
         return None
-    text = "\n".join(f"{p}|{k}" for p, k in sorted(keys.items())) + "\n" + ",".join(owners)
+    text = "\n".join(sorted(f"{_inside(p)}|{k}" for p, k in keys.items())) + "\n" + ",".join(owners)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], list[Finding], str | None]:
+def _places(facts: EnvFacts, doc, restore: bool = False):
+    """The findings' JSON with this run's locations (the environment, its site-packages folders)
+    replaced by placeholders, or the placeholders by this run's locations."""
+    import json
+
+    places = [(f"\u0000site{i}\u0000", facts.fs.where(sp)) for i, sp in enumerate(_site_dirs(facts))]
+    places.append(("\u0000env\u0000", facts.where))
+    text = json.dumps(doc)
+    for token, where in sorted(places, key=lambda tw: -len(tw[1])) if not restore else places:
+        if not where:
+            continue
+        where_js, token_js = json.dumps(where)[1:-1], json.dumps(token)[1:-1]
+        text = text.replace(token_js, where_js) if restore else text.replace(where_js, token_js)
+    return json.loads(text)
+
+
+def _site_dirs(facts: EnvFacts) -> list[str]:
+    return sorted({d.site_packages for d in facts.installed.values()})
+
+
+def _inside(path: str) -> str:
+    """A library's path inside its environment (what the analysis depends on), not where it is."""
+    at = path.rfind("/site-packages/")
+    return path[at + len("/site-packages/"):] if at >= 0 else path.rsplit("/", 1)[-1]
+
+
+def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], list[tuple[str, Finding]], str | None]:
+    """Per-object verdicts and (distribution, finding) pairs, the findings not yet located."""
     from wheeldoc.abi.facts import CudaPlan, Side, analyze
     from wheeldoc.abi.inputs import _installed_tags
     from wheeldoc.data.abi_tables import system_target
@@ -128,26 +159,31 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
         else facts.env.location.markers.get("platform_machine") or None
     rule_ctx = Context(facts.target, Selection())  # every WD2 rule; the selection applies later
     results: list[AbiResult] = []
-    findings: list[Finding] = []
+    findings: list[tuple[str, Finding]] = []
     for name in owners:
         dist = facts.installed[name]
         src = EnvDistribution(fs, dist)
         ext = Side(f"{name} {dist.version}", [(src, name)], name, dist.version, _metadata(src), *_installed_tags(src))
         target = system_target(ext.platform_tags + torch_side.platform_tags, arch=arch)
-        a = analyze(ext, torch_side, target=target, cuda=plan, cache=cache)
+        gpu = (facts.target.gpu.major, facts.target.gpu.minor) if facts.target.gpu else None
+        a = analyze(ext, torch_side, target=target, cuda=plan, cache=cache,
+                    python=facts.env.location.markers.get("python_version") or None, gpu=gpu)
+        idle = wd2.not_loaded_here(a)
         for r in a.results:
             ok = r.loads and not a.torch_import.failures
             unverified = [u for u in r.unresolved if u.status == "unverified"]
             unread = list(getattr(r, "unreadable", ()))
             verdict = "fails" if not ok else "unverified" if unverified or unread else "loads"
-            detail = _failure(a, r) if not ok else (
+            if not ok and r.root in idle:
+                verdict = "not loaded here"
+            detail = (f"{_failure(a, r)}; {idle[r.root]}" if r.root in idle else _failure(a, r)) if not ok else (
                 f"not verified: {', '.join(unread[:3])} could not be read" if unread else
                 f"{len(unverified)} symbol{'s' if len(unverified) != 1 else ''} not verified "
                 "(libraries known from metadata only)" if unverified else
                 f"{len(r.closure)} libraries in its closure resolve")
             results.append(AbiResult(r.root, name, verdict, detail))
         for f in wd2.run(a, rule_ctx):
-            findings.append(_located(f, facts, dist))
+            findings.append((name, f))
     return results, findings, None
 
 

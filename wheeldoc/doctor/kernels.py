@@ -16,7 +16,7 @@ from typing import Callable, Mapping
 from wheeldoc.core.engine import Context, Selection, run_family
 from wheeldoc.core.model import Finding, Severity
 
-CACHE_VERSION = "kern-1"
+CACHE_VERSION = "kern-3"
 # Kernel findings a NVIDIA runtime package's library gets at most (see `cap_runtime_findings`).
 RUNTIME_CAP = {"WD303": Severity.INFO, "WD304": Severity.INFO, "WD305": Severity.INFO}
 
@@ -102,7 +102,7 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
         hit = cache.get("doctor-kernels", ckey, CACHE_VERSION) if ckey else None
         if hit is not None:
             try:
-                rows.append(_row_from(hit))
+                rows.append(_row_from(_relocate(hit, facts.fs.where(lib.path), facts.where, restore=True)))
                 continue
             except (KeyError, TypeError, ValueError):
                 cache.discard("doctor-kernels", ckey, CACHE_VERSION)
@@ -127,8 +127,36 @@ def rows_for(facts, scan, archs: list[str], cache, make_library: Callable) -> li
         if ckey:
             doc = asdict(replace(row, findings=[]))
             doc["findings"] = [finding_to_dict(f) for f in row.findings]
-            cache.put("doctor-kernels", ckey, CACHE_VERSION, {"row": doc})
-    return [r for r in rows if r is not None]
+            cache.put("doctor-kernels", ckey, CACHE_VERSION, _relocate({"row": doc}, row.name, facts.where))
+    return per_architecture_modules([r for r in rows if r is not None])
+
+
+def per_architecture_modules(rows: list[KernelRow]) -> list[KernelRow]:
+    """A module of a package that runs on this GPU elsewhere (another of its libraries loads),
+    whose own code is all for other architectures (vLLM's `_qutlass_C`, `_deepselect_C`: Blackwell
+    only), is a feature without code for this GPU, not a broken install: CUDA loads modules lazily,
+    so it fails when one of its kernels is launched, if ever. Its WD301 becomes a warning that says
+    so; a package none of whose libraries runs keeps the error."""
+    from dataclasses import replace as _replace
+
+    from wheeldoc.core.model import Severity
+
+    runs = {r.distribution for r in rows if r.distribution and r.load is not None and r.load.verdict != "fail"}
+    out = []
+    for r in rows:
+        if r.distribution in runs and r.load is not None and r.load.verdict == "fail":
+            found = []
+            for f in r.findings:
+                if f.rule == "WD301" and f.severity == Severity.ERROR:
+                    f = Finding(f.rule, f.title, Severity.WARNING, f.location,
+                                f"{f.message}; {r.distribution} runs on this GPU otherwise: this module's "
+                                "features have no code for it and fail when one of its kernels is launched "
+                                "(CUDA loads modules lazily), the rest of the package works",
+                                f.evidence, f.fix, {**f.data, "per_architecture_module": True})
+                found.append(f)
+            r = _replace(r, findings=found)
+        out.append(r)
+    return out
 
 
 def _prefetch(facts, libraries: dict, misses, archs: list[str], isa, cuda, cache) -> dict:
@@ -143,6 +171,20 @@ def _prefetch(facts, libraries: dict, misses, archs: list[str], isa, cuda, cache
     want = sorted({lib.path for i, lib, key, _ in misses if libraries[i] is not None
                    and not embedded_cached(cache, key) and needs_embedded(libraries[i], archs, isa, cuda)})
     return scan_embedded(want) if len(want) > 1 else {}
+
+
+def _relocate(doc: dict, name: str, where: str, restore: bool = False) -> dict:
+    """The key is the library's content (uv hard-links one file into many venvs): the cached row
+    keeps no location. Its path and the environment's are placeholders, this run's put back."""
+    import json
+
+    text = json.dumps(doc)
+    for token, value in (("\u0000lib\u0000", name), ("\u0000env\u0000", where)):
+        if not value:
+            continue
+        value_js, token_js = json.dumps(value)[1:-1], json.dumps(token)[1:-1]
+        text = text.replace(token_js, value_js) if restore else text.replace(value_js, token_js)
+    return json.loads(text)
 
 
 def _row_from(hit: dict) -> KernelRow | None:

@@ -184,7 +184,7 @@ def abi_section(d: Diagnosis) -> Callable[[Lines], None]:
             out.add()
             return
         rows = [[(r.library, ""),
-                 (r.verdict, {"loads": "green", "fails": "bold red", "unverified": "yellow"}.get(r.verdict, "")),
+                 (r.verdict, {"loads": "green", "fails": "bold red", "unverified": "yellow", "not loaded here": "dim"}.get(r.verdict, "")),
                  (r.detail, "")] for r in d.abi[:MAX_ABI_ROWS]]
         add_table(out, title, ["extension", "verdict", "detail"], rows)
         if len(d.abi) > MAX_ABI_ROWS:
