@@ -126,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run(args)
     except InputError as e:
-        print(f"wheeldoc: error: {e.one_line()}", file=sys.stderr)
+        from wheeldoc.core.redact import redact_text
+
+        print(f"wheeldoc: error: {redact_text(e.one_line())}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

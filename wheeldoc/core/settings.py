@@ -78,7 +78,9 @@ def guarded(run: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         try:
             return run(args)
         except UsageError as e:
-            print(f"wheeldoc: error: {e}", file=sys.stderr)
+            from wheeldoc.core.redact import redact_text
+
+            print(f"wheeldoc: error: {redact_text(str(e))}", file=sys.stderr)
             return EXIT_ERROR
 
     return wrapper

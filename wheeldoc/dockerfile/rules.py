@@ -13,6 +13,7 @@ from typing import Iterator
 from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, cuda_str, normalize, variant_cuda
 from wheeldoc.data.tool_env import ToolVar
 from wheeldoc.core.engine import Context
+from wheeldoc.core.redact import has_secret
 from wheeldoc.core.model import Finding, Fix, Location, Severity
 from wheeldoc.core.registry import Example, rule
 from wheeldoc.dockerfile.fixes import env_assignment, from_line, insert_after_from, replace_in_lines
@@ -132,6 +133,15 @@ def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Sett
                    f"(line {s.line})", "display-only")
     values = [s.value for s in known]
     best = max(known, key=lambda s: (values.count(s.value), s.kind == "ENV", -(s.line or 0)))
+    if any(has_secret(v) for v in values):
+        # Never copy a credential into another stage (it would ship in the image's config):
+        # hand it to the RUN that needs it as a build secret, or as an ARG given at build time.
+        sid = best.name.lower()
+        return Fix(f"Pass {best.name} to {where} as a build secret, never as an ENV copied from "
+                   f"{_where(best.stage) if best.stage else 'another stage'}: "
+                   f"`RUN --mount=type=secret,id={sid},env={best.name} …` and "
+                   f"`docker build --secret id={sid},env={best.name}` (or `ARG {best.name}` in {where}, "
+                   f"given with --build-arg; ARG values stay in the image history)", "display-only")
     text = f"ENV {env_assignment(best.name, best.value or '', facts.df.escape)}"
     pathlike = "/" in (best.value or "") and "://" not in (best.value or "")
     return Fix(f"Add `{text}` after the FROM of {where}", "unsafe" if pathlike else "safe",

@@ -77,13 +77,11 @@ def _fast_list(args: argparse.Namespace) -> int | None:
     bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
     text = listing_text([(b if bases.count(b) == 1 else p, lines)
                          for b, (p, lines) in zip(bases, blocks)])
-    if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    from wheeldoc.render.output import say, write
+
+    write(text, args.output)
     for path in empty:
-        print(f"wheeldoc: {path}: no GPU code", file=sys.stderr)
+        say(f"wheeldoc: {path}: no GPU code")
     return 0
 
 
@@ -161,13 +159,11 @@ def _write_listing(facts, names: dict[str, str], output: str | None) -> int:
 
     text = listing_text([(names[lib.name], lines) for lib in facts.libraries
                          if (lines := listing(lib.fatbin))])
-    if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    else:
-        sys.stdout.write(text)
+    from wheeldoc.render.output import say, write
+
+    write(text, output)
     for name in facts.without_gpu_code:
-        print(f"wheeldoc: {name}: no GPU code", file=sys.stderr)
+        say(f"wheeldoc: {name}: no GPU code")
     return 0
 
 

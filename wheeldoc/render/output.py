@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from wheeldoc.core.engine import exit_code
 from wheeldoc.core.model import Report
+from wheeldoc.core.redact import redact_json_text, redact_text
 
 if TYPE_CHECKING:
     from wheeldoc.core.settings import Settings
@@ -31,11 +32,25 @@ def emit(report: Report, settings: Settings, sections: tuple[Callable, ...] = ()
 
 def deliver(text: str, report: Report, settings: Settings) -> int:
     """Write a rendered report (file or stdout), repeat input errors on stderr, return the exit code."""
-    if settings.output:
-        Path(settings.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    if settings.fmt in ("json", "sarif"):
+        text = redact_json_text(text)  # value by value, never through the escaped text
+    write(text, settings.output)
     for f in report.findings:
         if f.rule == "WD001":
-            print(f"wheeldoc: error: {f.location.display()}: {f.message}", file=sys.stderr)
+            say(f"wheeldoc: error: {f.location.display()}: {f.message}")
     return exit_code(report, settings.fail_on)
+
+
+def write(text: str, output: str | None = None) -> None:
+    """The one door out for reports and listings: credentials masked (`core.redact`), then the
+    file given with `-o`, or stdout."""
+    text = redact_text(text)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+
+
+def say(line: str) -> None:
+    """One line on stderr (errors, notes), credentials masked like every report."""
+    print(redact_text(line), file=sys.stderr)
