@@ -114,6 +114,8 @@ def _key(fs: FileSystem, path: str, digest: str | None) -> tuple[str | None, int
         except OSError:
             return None, None
         stamp = f"{st.st_size}|{st.st_mtime_ns}"
+        if not digest:  # no claim to verify: the file's identity on this host (ctime: set by the kernel)
+            stamp += f"|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}"
         size = st.st_size
     else:
         if not fs.is_file(path):
@@ -165,11 +167,16 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
     done = total - sum(size for *_, size in misses)
     from wheeldoc.environment.pool import read_libraries
 
-    for path, value, error in read_libraries(fs, misses, cache, progress, done, total, len(keyed)):
+    expect = {path: todo[path][2] for path, _, _ in misses if todo[path][2]}
+    lying = False  # a file whose bytes do not hash to its RECORD digest: nothing composite is cached
+    for path, value, error in read_libraries(fs, misses, cache, progress, done, total, len(keyed), expect):
         if error is not None:
             out.skipped.append(SkippedFile(fs.where(path), error))
             values[path] = None
             continue
+        if value.pop("digest_ok", True) is False:
+            lying = True
+            out.keys.pop(path, None)  # no later cache (doctor's ABI and kernel rows) keys on it
         values[path] = value
     out.bytes_read = sum(size for p, _, size in misses if values.get(p) is not None)
     if progress:
@@ -180,7 +187,7 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
         slim.append(_slim(value))
         if value is not None:
             _add(out, path, owner, vendored, size or 0, value, fs)
-    if composite is not None and not out.skipped:
+    if composite is not None and not out.skipped and not lying:
         cache.put("doctor-scan", composite, SCAN_VERSION, slim)
     return out
 
@@ -210,16 +217,21 @@ def _restore(out: Scan, keyed, values, fs: FileSystem) -> bool:
     return True
 
 
-def read_library(fs: FileSystem, path: str) -> dict:
-    """The facts of one file, as a JSON value (what the cache stores)."""
+def read_library(fs: FileSystem, path: str, expect: str | None = None) -> dict:
+    """The facts of one file, as a JSON value (what the cache stores). With `expect` (the sha256
+    hex RECORD claims), the bytes read are hashed too, and `digest_ok` says whether they match:
+    the caller caches the facts under a key made from that claim only when they do."""
     from wheeldoc.kernels.facts import encode_fatbin
     from wheeldoc.binary.elffile import is_elf
     from wheeldoc.kernels.fatbin import open_fatbin, read_fatbin
 
     where = fs.where(path)
+    extra: dict = {}
     with fs.open_buffer(path) as buf:
+        if expect is not None:
+            extra["digest_ok"] = hashlib.sha256(buf).hexdigest() == expect
         if path.endswith(".pyd"):
-            return {"format": "pe" if bytes(buf[:2]) == b"MZ" else "other"}
+            return {"format": "pe" if bytes(buf[:2]) == b"MZ" else "other", **extra}
         if not is_elf(buf):
             raise InputError(where, "not an ELF file (bad magic)", offset=0)
         info = read_dynamic(buf, where)
@@ -231,7 +243,7 @@ def read_library(fs: FileSystem, path: str) -> dict:
         fb = open_fatbin(path)  # pread: keeps the resident set small on 1 GB libraries
     return {"format": "elf", "needed": list(info.needed), "soname": info.soname, "rpath": list(info.rpath),
             "runpath": list(info.runpath), "gpu": list(info.gpu_sections), "machine": machine,
-            "fatbin": encode_fatbin(fb) if fb is not None and fb.containers else None}
+            "fatbin": encode_fatbin(fb) if fb is not None and fb.containers else None, **extra}
 
 
 def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | None, fs: FileSystem) -> None:

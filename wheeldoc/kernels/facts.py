@@ -141,6 +141,8 @@ def _in_wheel(path: str, member, cache) -> Callable:
                     cache.discard("fatbin-embedded", key, CACHE_VERSION)
         with WheelArchive(path) as archive, archive.open(member.name) as data:
             found = scan(data.buf, path, member.name)
+            if key:
+                key = _verified_key(data, key)
         if key:
             fb = Fatbin(path, member.name, "embedded", None, None, None, (),
                         tuple(c for _, c in found))
@@ -194,6 +196,18 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
                      _in_wheel(path, member, cache))
 
 
+def _verified_key(data, key: str) -> str | None:
+    """The cache key only when the bytes just read hash to it (RECORD's claim). A deflated
+    member was hashed while it inflated; a stored one is hashed here. The lookup uses RECORD's
+    digest, but nothing is ever stored under a digest the bytes did not produce, so a wheel whose
+    RECORD lies cannot change what a later honest wheel's report says."""
+    try:
+        digest = data.verified_sha256()
+    except InputError:
+        return None  # RECORD lies: the facts stand for this run, and are not kept
+    return key if digest == key else None
+
+
 def _member_fatbin(archive, member, cache) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
     reading the member (inflated into an anonymous temporary file when large)."""
@@ -209,6 +223,8 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
         if bytes(data.buf[:4]) != b"\x7fELF":
             return None
         fb = read_fatbin(data.buf, archive.path, member=member.name)
+        if key:
+            key = _verified_key(data, key)
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb
