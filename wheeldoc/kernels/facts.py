@@ -63,10 +63,19 @@ class Library:
                 try:
                     found = tuple((s, c) for s, c in self.find_embedded()
                                   if any(e.kind in LOADABLE for e in c.entries))
-                except (InputError, OSError):
+                except InputError as e:
                     found = ()
-            self._embedded.append(found)
+                    self._embedded.append(e.message)  # said in WD301's message (embedded_error)
+                except OSError:
+                    found = ()
+            self._embedded.insert(0, found)
         return self._embedded[0]
+
+    @property
+    def embedded_error(self) -> str | None:
+        """Why the data sections could not be scanned (a limit, a corrupt container), if so."""
+        self.embedded()
+        return self._embedded[1] if len(self._embedded) > 1 else None
 
 
 @dataclass
