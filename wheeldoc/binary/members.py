@@ -41,7 +41,8 @@ class Limits:
     max_member_size: int = 4 << 30  # the largest CUDA library wheels hold ~0.6 GB members
     max_ratio: int = 200  # inflated / compressed; real wheels stay under 60
     ratio_floor: int = 1 << 20  # members smaller than this are never judged by ratio
-    max_members: int = 1_000_000
+    max_members: int = 100_000  # zip members: torch's wheels hold ~12k, flashinfer-cubin's 16k
+    max_files: int = 1_000_000  # files of a directory or an installed distribution
     max_text: int = 64 << 20  # METADATA, WHEEL, RECORD
     max_depth: int = 64  # directory walks
 
@@ -236,6 +237,9 @@ class WheelArchive(MemberSource):
             raise
 
     def _central_directory(self) -> list[zipfile.ZipInfo]:
+        declared = _declared_entries(self._map)  # refused from the end record, before parsing
+        if declared is not None and declared > self.limits.max_members:
+            raise LimitExceeded(self.path, f"{declared:,} members declared (limit {self.limits.max_members:,})")
         try:  # zipfile reads only the end records and the central directory
             with zipfile.ZipFile(self._file) as zf:
                 infos = zf.infolist()
@@ -243,7 +247,7 @@ class WheelArchive(MemberSource):
                 OSError, NotImplementedError, UnicodeDecodeError, IndexError) as e:
             raise InputError(self.path, f"not a readable zip archive: {e}") from None
         if len(infos) > self.limits.max_members:
-            raise LimitExceeded(self.path, f"{len(infos)} members (limit {self.limits.max_members})")
+            raise LimitExceeded(self.path, f"{len(infos):,} members (limit {self.limits.max_members:,})")
         return infos
 
     def _classify(self) -> tuple[tuple[Member, ...], tuple[RejectedMember, ...]]:
@@ -571,8 +575,8 @@ class DirectoryTree(MemberSource):
             return
         for entry in entries:
             name = f"{rel}/{entry.name}" if rel else entry.name
-            if len(members) + len(rejected) >= self.limits.max_members:
-                raise LimitExceeded(self.path, f"more than {self.limits.max_members} files")
+            if len(members) + len(rejected) >= self.limits.max_files:
+                raise LimitExceeded(self.path, f"more than {self.limits.max_files} files")
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as e:
@@ -637,8 +641,8 @@ class InstalledDistribution(MemberSource):
             link = target if target != os.path.normpath(name) else None
             members.append(Member(os.path.normpath(name).replace(os.sep, "/"), st.st_size, st.st_size,
                                   digest, link_target=link))
-            if len(members) > limits.max_members:
-                raise LimitExceeded(self.path, f"more than {limits.max_members} files")
+            if len(members) > limits.max_files:
+                raise LimitExceeded(self.path, f"more than {limits.max_files} files")
         self.members, self.rejected = tuple(members), tuple(rejected)
 
     def open(self, name: str) -> MemberData:
@@ -742,6 +746,26 @@ def _record_sha256(field: str) -> str | None:
     except (binascii.Error, ValueError):
         return None
     return digest.hex() if len(digest) == 32 else None
+
+
+def _declared_entries(buf) -> int | None:
+    """The member count the end of central directory record declares (its zip64 form when the
+    classic field is saturated); None when the record cannot be found."""
+    n = len(buf)
+    tail = bytes(buf[max(0, n - (1 << 16) - 22):])
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return None
+    total = struct.unpack_from("<H", tail, at + 10)[0]
+    if total != 0xFFFF:
+        return total
+    loc = at - 20  # the zip64 end of central directory locator sits just before
+    if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
+        return None
+    rec = struct.unpack_from("<Q", tail, loc + 8)[0]
+    if rec + 56 > n or bytes(buf[rec:rec + 4]) != b"PK\x06\x06":
+        return None
+    return struct.unpack_from("<Q", bytes(buf[rec + 32:rec + 40]))[0]
 
 
 def _check_record(path: str, name: str, digest: str, expected: str | None) -> None:

@@ -44,14 +44,22 @@ def wd4_rules() -> list:
 
 
 def analyze_text(text: str, path: str, ctx: Context) -> tuple[Dockerfile, list[Finding]]:
-    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`."""
+    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`
+    (`LimitExceeded` when variable expansion runs past its budget, see lexer.expansion_budget)."""
+    from wheeldoc.core.errors import LimitExceeded
+    from wheeldoc.dockerfile.lexer import ExpansionLimit, expansion_budget
+
     df = parse_text(text, path)
-    graph = analyze(df)
-    facts = DockerFacts(df, graph, ctx.target, text=text)
-    findings: list[Finding] = []
-    for r in wd4_rules():
-        if ctx.enabled(r.code):
-            findings.extend(r.check(facts, ctx))
+    try:
+        with expansion_budget(len(text)):
+            graph = analyze(df)
+            facts = DockerFacts(df, graph, ctx.target, text=text)
+            findings: list[Finding] = []
+            for r in wd4_rules():
+                if ctx.enabled(r.code):
+                    findings.extend(r.check(facts, ctx))
+    except ExpansionLimit as e:
+        raise LimitExceeded(path, str(e)) from None
     return df, findings
 
 
