@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.safeload import small_int
 
 
 @dataclass(frozen=True)
@@ -722,7 +723,7 @@ def parse_record(raw: bytes, path: str) -> dict[str, tuple[str | None, int | Non
             if not row or not row[0]:
                 continue
             digest = _record_sha256(row[1]) if len(row) > 1 else None
-            size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+            size = small_int(row[2]) if len(row) > 2 else None
             out[row[0]] = (digest, size)
     except csv.Error as e:
         raise InputError(path, f"unreadable RECORD: {e}", member="RECORD") from None

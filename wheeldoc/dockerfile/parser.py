@@ -480,7 +480,7 @@ def _parse_json(rest: str) -> list[str]:
         raise _NotJSON
     try:
         data = json.loads(rest)
-    except ValueError:
+    except (ValueError, RecursionError):  # as BuildKit: what does not decode is the shell form
         raise _NotJSON from None
     if not isinstance(data, list):
         raise _NotJSON
@@ -641,6 +641,8 @@ def _new_node(line: str, escape: str) -> _Node:
         value = None
         if args:  # Go's AST: an empty node holding the trigger
             value = [""]
+            if args.split(None, 1)[0].upper() == "ONBUILD":  # BuildKit's own words; one level only,
+                raise ValueError("Chaining ONBUILD via `ONBUILD ONBUILD` isn't allowed")  # never a recursion
             sub = _new_node(args, escape)
             sub.args_offset += args_offset
     else:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, cuda_str, normalize, variant_cuda
+from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, stage_ref, cuda_str, normalize, variant_cuda
 from wheeldoc.data.tool_env import ToolVar
 from wheeldoc.core.engine import Context
 from wheeldoc.core.redact import has_secret
@@ -671,7 +671,7 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
         stage = facts.graph.stage_for(ins)
         if not src or stage is None:
             continue
-        other = facts.graph.stage(int(src)) if src.isdecimal() else facts.graph.stage(src)
+        other = facts.graph.stage(stage_ref(src))
         base = facts.base_cuda(stage)
         if other is None or base is None or other.index == stage.index:
             continue

@@ -27,7 +27,7 @@ def _workers(n: int) -> int:
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     forced = os.environ.get("WHEELDOC_WORKERS", "")
-    if forced.isdigit() and int(forced) > 0:  # for tests and benchmarks
+    if forced.isascii() and forced.isdigit() and len(forced) < 4 and int(forced) > 0:  # for tests and benchmarks
         return max(1, min(int(forced), n))
     if cpus < MIN_CPUS:
         return 1

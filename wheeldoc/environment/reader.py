@@ -242,7 +242,7 @@ def query_interpreter(python: str, *, timeout: float = PYTHON_TIMEOUT) -> dict:
         facts = json.loads(data)
         if not isinstance(facts, dict) or not isinstance(facts.get("markers"), dict):
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InputError(python, "interpreter query printed no JSON (is this a Python interpreter?)") from None
     return facts
 

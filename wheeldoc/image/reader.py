@@ -327,11 +327,10 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
 # -- manifests -----------------------------------------------------------------------------
 
 def _json(store, name: str, limits: Limits) -> Any:
+    from wheeldoc.core.safeload import load_json
+
     raw = store.read_small(name, limits.max_json_bytes)
-    try:
-        return json.loads(raw)
-    except ValueError as e:
-        raise InputError(store.where(name), f"not valid JSON: {e}") from None
+    return load_json(raw, store.where(name))
 
 
 def _docker_manifest(store: TarStore, ref: str | None, limits: Limits):
@@ -441,10 +440,9 @@ def _check_digest(raw: bytes, digest: str, where: str) -> None:
 
 
 def _parse_config(raw: bytes, where: str, digest: str | None) -> ImageConfig:
-    try:
-        doc = json.loads(raw)
-    except ValueError as e:
-        raise InputError(where, f"image config is not valid JSON: {e}") from None
+    from wheeldoc.core.safeload import load_json
+
+    doc = load_json(raw, where, "image config")
     if not isinstance(doc, dict):
         raise InputError(where, "image config is not a JSON object")
     c = doc.get("config") if isinstance(doc.get("config"), dict) else {}

@@ -286,11 +286,18 @@ def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False
 def toml_loads(path: str, text: str) -> dict:
     import tomli
 
+    from wheeldoc.core.safeload import MAX_DEPTH, depth, load_toml
+
     try:
-        return tomli.loads(text)
+        doc = tomli.loads(text)
     except tomli.TOMLDecodeError as e:
         msg = getattr(e, "msg", None) or str(e).split(" (at ")[0]
         raise InputError(path, f"invalid TOML: {msg}", line=getattr(e, "lineno", None)) from None
+    except (RecursionError, ValueError, MemoryError):  # nesting, or an integer of 4,300+ digits
+        return load_toml(text, path)  # raises the InputError that names what went wrong
+    if depth(doc) > MAX_DEPTH:
+        raise InputError(path, f"TOML nests deeper than {MAX_DEPTH} levels (limit MAX_DEPTH)")
+    return doc
 
 
 _NAME_AFTER_HEADER = re.compile(
