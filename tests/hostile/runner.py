@@ -45,7 +45,7 @@ class Run:
         return self.out + self.err
 
 
-def wheeldoc(tmp: Path, *argv: str, timeout: float = 60, env: dict | None = None,
+def wheeldoc(tmp: Path, *argv: str, timeout: float = 15, env: dict | None = None,
              cache: Path | None = None) -> Run:
     """`python -m wheeldoc ARGV` with its own cache folder (`cache`, default `tmp/cache`)."""
     environ = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1",

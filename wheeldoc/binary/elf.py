@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import Buffer, ElfFile, Section, Segment
+from wheeldoc.core.files import open_regular
 
 if TYPE_CHECKING:
     from wheeldoc.core.cache import Cache
@@ -301,7 +302,7 @@ def read_elf_path(path: str | os.PathLike[str]) -> ElfInfo:
     """`read_elf` on a file, through a read-only mmap."""
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 raise InputError(path, "empty file: not an ELF file", offset=0)

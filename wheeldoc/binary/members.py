@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.core.safeload import small_int
+from wheeldoc.core.files import open_fd, open_regular
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,7 @@ class WheelArchive(MemberSource):
         self.path = os.fspath(path)
         self.limits = limits
         try:
-            self._file = open(self.path, "rb")
+            self._file = open_regular(self.path)
         except OSError as e:
             raise InputError(self.path, f"cannot read: {e.strerror or e}") from None
         try:
@@ -836,7 +837,7 @@ def _inside(root: str, path: str) -> str | None:
 
 def _open_file(source: str, name: str, path: str, expected: str | None) -> MemberData:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = open_fd(path, getattr(os, "O_NOFOLLOW", 0))  # a FIFO is refused, never opened blocking
     except OSError as e:
         raise InputError(source, f"cannot open: {e.strerror or e}", member=name) from None
     try:

@@ -45,7 +45,9 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
     from wheeldoc.core.safeload import load_toml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        from wheeldoc.core.files import read_text
+
+        text = read_text(path)
         try:
             data = tomli.loads(text)
         except (RecursionError, ValueError) as e:  # nesting, a 4,300-digit integer; TOMLDecodeError too

@@ -20,6 +20,7 @@ from wheeldoc.core.model import Edit, Finding, Report
 from wheeldoc.dockerfile.parser import MAX_DOCKERFILE_BYTES, Dockerfile, parse_text
 from wheeldoc.dockerfile.stages import analyze
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.files import open_regular
 
 _BOM = "\ufeff"
 
@@ -30,7 +31,7 @@ def _read(path: Path) -> bytes:
         size = os.path.getsize(p)
         if size > MAX_DOCKERFILE_BYTES:
             raise LimitExceeded(p, f"Dockerfile is {size} bytes, over the {MAX_DOCKERFILE_BYTES} byte limit")
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:
             return fh.read(MAX_DOCKERFILE_BYTES + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None

@@ -201,8 +201,9 @@ class DockerFacts:
         """The file's physical lines (for edits), BOM removed."""
         text = self._text
         if text is None:
-            with open(self.path, encoding="utf-8", newline="") as fh:
-                text = fh.read()
+            from wheeldoc.core.files import read_text
+
+            text = read_text(self.path)
         parts = text.lstrip("\ufeff").split("\n")  # lines as BuildKit counts them (not splitlines)
         if parts and parts[-1] == "":
             parts.pop()
@@ -456,7 +457,9 @@ class DockerFacts:
         try:
             if not p.is_file() or p.stat().st_size > MAX_CONTEXT_FILE:
                 return None
-            return p.read_text(encoding="utf-8")
+            from wheeldoc.core.files import read_text
+
+            return read_text(p)
         except (OSError, UnicodeDecodeError):
             return None
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.dockerfile.lexer import GO_SPACE, GO_SPACE_CHARS, LexError, process_word
+from wheeldoc.core.files import open_regular
 
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024
 MAX_LINE_BYTES = 65535  # bufio.MaxScanTokenSize - 1: BuildKit refuses longer lines
@@ -221,7 +222,7 @@ def parse_dockerfile(path: str | os.PathLike[str]) -> Dockerfile:
         size = os.path.getsize(p)
         if size > MAX_DOCKERFILE_BYTES:
             raise LimitExceeded(p, f"Dockerfile is {size} bytes, over the {MAX_DOCKERFILE_BYTES} byte limit")
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:
             data = fh.read(MAX_DOCKERFILE_BYTES + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None

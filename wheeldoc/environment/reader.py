@@ -263,9 +263,11 @@ def _running_interpreter() -> dict:
 
 def _system_site_enabled(prefix: str) -> bool:
     try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
-            return any(k.strip().lower() == "include-system-site-packages" and v.strip().lower() == "true"
-                       for k, _, v in (line.partition("=") for line in f))
+        from wheeldoc.core.files import read_text
+
+        text = read_text(os.path.join(prefix, "pyvenv.cfg"), errors="replace")
+        return any(k.strip().lower() == "include-system-site-packages" and v.strip().lower() == "true"
+                   for k, _, v in (line.partition("=") for line in text.splitlines()))
     except OSError:
         return False
 

@@ -26,6 +26,7 @@ from wheeldoc.core.errors import InputError
 from wheeldoc.environment.reader import Distribution, FileSystem, HostFileSystem, SkippedFile
 from wheeldoc.environment.libs import SharedLibrary, is_shared_object, library_kind, read_dynamic
 from wheeldoc.kernels.fatbin import Fatbin
+from wheeldoc.core.files import open_regular
 
 SCAN_VERSION = "2"
 MAX_LIBRARIES = 200_000
@@ -246,7 +247,7 @@ def read_library(fs: FileSystem, path: str, expect: str | None = None) -> dict:
         fb = open_fatbin(path)  # pread: keeps the resident set small on 1 GB libraries
     if expect is not None and isinstance(fs, HostFileSystem):
         try:
-            with open(path, "rb") as fh:  # streamed: the resident set stays small
+            with open_regular(path) as fh:  # streamed: the resident set stays small
                 extra["digest_ok"] = hashlib.file_digest(fh, "sha256").hexdigest() == expect
         except OSError:
             extra["digest_ok"] = False

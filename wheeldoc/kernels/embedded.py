@@ -20,6 +20,7 @@ from typing import Iterator
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import ElfFile
 from wheeldoc.kernels.fatbin import FATBIN_MAGIC, FatbinContainer, walk_containers
+from wheeldoc.core.files import open_regular
 
 SECTIONS = (".rodata", ".lrodata", ".data", ".ldata", ".data.rel.ro")
 CHUNK = 16 << 20
@@ -86,6 +87,6 @@ def scan(buf, path: str, member: str | None = None,
 
 
 def scan_file(path: str) -> tuple[tuple[str, FatbinContainer], ...]:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return scan(mm, path, fd=fh.fileno())

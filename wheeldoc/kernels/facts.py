@@ -22,6 +22,7 @@ from wheeldoc.kernels.load_model import (NO_BINARY_FOR_GPU, UNSUPPORTED_PTX_VERS
                                     predict_image, visible_entries)
 from wheeldoc.core.model import Skipped
 from wheeldoc.kernels.fatbin import Fatbin, FatbinContainer, FatbinEntry, open_fatbin, read_fatbin
+from wheeldoc.core.files import open_regular
 
 DEFAULT_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_110", "sm_120",
                  "sm_121")
@@ -172,7 +173,7 @@ def _read_directory(root: str, out: Inputs) -> None:
             if os.path.islink(path) or not os.path.isfile(path):
                 continue  # the file it points to is read under its own name
             try:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     if fh.read(4) != b"\x7fELF":
                         continue  # a linker script or a text file named *.so
                 fb = open_fatbin(path)

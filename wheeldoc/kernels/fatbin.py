@@ -20,6 +20,7 @@ from typing import NamedTuple
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, read_cubin, CubinInfo
 from wheeldoc.binary.elffile import Buffer, ElfFile, is_elf
+from wheeldoc.core.files import open_regular
 
 FATBIN_MAGIC = 0xBA55ED50
 CONTAINER = struct.Struct("<IHHQ")  # magic, version, header_size, fat_size
@@ -156,7 +157,7 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if os.fstat(fh.fileno()).st_size == 0:
                 raise InputError(path, "empty file", member=member)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -475,7 +476,7 @@ def entry_image(source: Buffer | str | os.PathLike, entry: FatbinEntry, path: st
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source) if path is None else path
         try:
-            with open(source, "rb") as fh:
+            with open_regular(source) as fh:
                 size = os.fstat(fh.fileno()).st_size
                 return _image(_Reader(_Sized(size), fh.fileno()), entry, path, member, max_size)
         except OSError as exc:
@@ -555,7 +556,7 @@ def entry_cubin_info(source: Buffer | str | os.PathLike, entry: FatbinEntry,
 def container_bytes(source: Buffer | str | os.PathLike, container: FatbinContainer) -> bytes:
     """The raw bytes of one container (header + entries), e.g. for cuModuleLoadData."""
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
+        with open_regular(source) as fh:
             fh.seek(container.offset)
             return fh.read(container.end - container.offset)
     return bytes(source[container.offset:container.end])

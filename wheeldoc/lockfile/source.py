@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.files import open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -188,7 +189,7 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_LOCK_BYTES) -> 
             f"{max_bytes / 2**20:.0f} MiB",
         )
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             data = f.read(max_bytes + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
