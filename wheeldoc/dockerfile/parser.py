@@ -611,7 +611,7 @@ def _split_command(line: str) -> tuple[str, str, int]:
     return s[: m.start()], s[m.end():], lead + m.end()
 
 
-def _new_node(line: str, escape: str) -> _Node:
+def _new_node(line: str, escape: str, _depth: int = 0) -> _Node:
     cmd, rest, rest_off = _split_command(line)
     if rest:
         remaining, flags, off = _extract_flags(rest)
@@ -642,9 +642,10 @@ def _new_node(line: str, escape: str) -> _Node:
         value = None
         if args:  # Go's AST: an empty node holding the trigger
             value = [""]
-            if args.split(None, 1)[0].upper() == "ONBUILD":  # BuildKit's own words; one level only,
-                raise ValueError("Chaining ONBUILD via `ONBUILD ONBUILD` isn't allowed")  # never a recursion
-            sub = _new_node(args, escape)
+            if _depth >= MAX_ONBUILD_NESTING:  # Go's parser recurses without a bound; Python cannot
+                raise ValueError("Chaining ONBUILD via `ONBUILD ONBUILD` isn't allowed "
+                                 f"(nested more than {MAX_ONBUILD_NESTING} deep here)")
+            sub = _new_node(args, escape, _depth + 1)
             sub.args_offset += args_offset
     else:
         value = [""]
@@ -655,6 +656,9 @@ def _flag(raw: str) -> Flag:
     body = raw[2:] if raw.startswith("--") else raw
     name, eq, value = body.partition("=")
     return Flag(raw, name, value if eq else None)
+
+
+MAX_ONBUILD_NESTING = 16  # BuildKit refuses `ONBUILD ONBUILD` when it builds; its parser nests them
 
 
 class _Parser:
