@@ -196,6 +196,9 @@ def read_distribution(fs: FileSystem, site_packages: str, dist_info: str) -> Dis
 
 def _read_metadata_head(fs: FileSystem, path: str) -> str:
     """The header block of METADATA (up to the first blank line), read in bounded steps."""
+    size = fs.size(path)  # the limit holds for the file, even where its headers end early
+    if size > MAX_METADATA_BYTES:
+        raise LimitExceeded(fs.where(path), f"METADATA is {size:,} bytes (limit {MAX_METADATA_BYTES:,})")
     n = METADATA_HEAD
     while True:
         data = fs.head(path, n)

@@ -525,10 +525,17 @@ def scan_libraries(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[
                    progress: Progress | None = None) -> tuple[tuple[SharedLibrary, ...], list[SkippedFile]]:
     """The headers of every shared object a distribution's RECORD lists, plus unlisted ones in
     top-level `*.libs/` folders (auditwheel's vendored libraries)."""
+    from wheeldoc.environment.scan import outside_site_packages
+
     todo: dict[str, tuple[str | None, bool]] = {}
+    skipped: list[SkippedFile] = []
     for d in dists:
         for rel in d.shared_objects():
             if is_shared_object(rel):
+                if outside_site_packages(rel):  # never read from wherever it points on the host
+                    skipped.append(SkippedFile(fs.where(d.dist_info_path), f"RECORD row {rel[:200]!r} "
+                                               "points outside site-packages: refused, not read"))
+                    continue
                 path = d.file_path(rel)
                 todo.setdefault(path, (d.name, _in_libs_dir(path, d.site_packages)))
     for sp in site_packages:
@@ -542,7 +549,6 @@ def scan_libraries(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[
     if len(todo) > MAX_LIBRARIES:
         raise LimitExceeded(fs.where(site_packages[0]), f"{len(todo):,} shared objects (limit {MAX_LIBRARIES:,})")
     libs: list[SharedLibrary] = []
-    skipped: list[SkippedFile] = []
     for i, (path, (owner, vendored)) in enumerate(todo.items()):
         if progress:
             progress(path, i, len(todo))

@@ -85,8 +85,17 @@ def record_digests(dist: Distribution) -> dict[str, str]:
     return out
 
 
-def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribution, ...]):
-    """(path, owner, vendored, RECORD sha256 hex or None), as `scan_libraries` orders them."""
+def outside_site_packages(rel: str) -> bool:
+    """A RECORD path that is absolute or climbs out of site-packages (`../`)."""
+    norm = posixpath.normpath(rel.replace("\\", "/"))
+    return norm.startswith(("/", "../")) or norm == ".." or (len(norm) > 1 and norm[1] == ":")
+
+
+def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribution, ...],
+          refused: list | None = None):
+    """(path, owner, vendored, RECORD sha256 hex or None), as `scan_libraries` orders them;
+    RECORD rows outside site-packages go to `refused` as (distribution, row)."""
+    refused = refused if refused is not None else []
     from wheeldoc.environment.reader import _in_libs_dir, _owner_of
 
     todo: dict[str, tuple[str | None, bool, str | None]] = {}
@@ -94,6 +103,9 @@ def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribut
         digests = record_digests(d)
         for rel in d.shared_objects():
             if is_shared_object(rel):
+                if outside_site_packages(rel):
+                    refused.append((d, rel))  # never read from wherever it points on the host
+                    continue
                 path = d.file_path(rel)
                 todo.setdefault(path, (d.name, _in_libs_dir(path, d.site_packages), digests.get(rel)))
     for sp in site_packages:
@@ -134,10 +146,14 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
     """Every shared object of the environment, with the fatbin headers of those with GPU code."""
     from wheeldoc.core.errors import LimitExceeded
 
-    todo = _todo(fs, site_packages, dists)
+    refused: list = []
+    todo = _todo(fs, site_packages, dists, refused)
     if len(todo) > MAX_LIBRARIES:
         raise LimitExceeded(fs.where(site_packages[0]), f"{len(todo):,} shared objects (limit {MAX_LIBRARIES:,})")
     out = Scan(fs=fs, cache=cache)
+    for d, rel in refused:
+        out.skipped.append(SkippedFile(fs.where(d.dist_info_path),
+                                       f"RECORD row {rel[:200]!r} points outside site-packages: refused, not read"))
     keyed = []
     for path, (owner, vendored, digest) in todo.items():
         key, size = _key(fs, path, digest)
