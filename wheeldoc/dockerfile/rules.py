@@ -192,7 +192,10 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     Set the variable in the stage that runs the tool: `ENV UV_HTTP_TIMEOUT=600` right after its
     `FROM` (a safe fix; `--fix` applies it), or `ARG NAME` there when the value is a global
     `ARG`. Values that are paths (`UV_PYTHON=/opt/venv/bin/python`) are offered as unsafe fixes:
-    the path may not exist in that stage.
+    the path may not exist in that stage. A value that carries a credential
+    (`UV_INDEX_URL=https://user:token@…`) is never copied into another stage, where it would ship
+    in the image's config: that fix (display-only) is a build secret for the RUN that needs it
+    (`RUN --mount=type=secret,id=uv_index_url,env=UV_INDEX_URL …`), or an `ARG` given at build time.
     """
     done: set[tuple[int, str]] = set()
     extra_lines: dict[tuple[int, str], list[int]] = {}
