@@ -94,3 +94,20 @@ def test_a_honest_chain_that_grows_linearly_is_fine(tmp_path):
     lines = ["FROM python:3.12-slim", "ENV P=/opt/bin"] + [f"ENV P=${{P}}:/opt/x{i}" for i in range(200)]
     df.write_text("\n".join(lines + ["RUN echo $P"]) + "\n")
     wheeldoc(tmp_path, "check", str(df)).check(0, 1)
+
+
+def test_image_layer_of_200k_empty_members(tmp_path):
+    """1.4 MB of gzip holding 200k empty tar members: refused once past 100,000 (the tree costs
+    about 1 KB per member however well the layer compresses)."""
+    import io
+    import tarfile
+
+    from tests import imagefactory as im
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tf:
+        for i in range(200_000):
+            tf.addfile(tarfile.TarInfo(f"m/{i}"))
+    oci = im.write_oci_layout(tmp_path / "oci", [buf.getvalue()], im.config(), compression="gzip")
+    r = wheeldoc(tmp_path, "image", str(oci), *b.GPU).check(2)
+    assert "more than 100,000 members" in r.err and "limit" in r.err

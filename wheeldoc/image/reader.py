@@ -53,6 +53,9 @@ _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "amd64": "amd6
 _SITE = re.compile(r"^(?P<prefix>.*?)/lib(?:64)?/python(?P<ver>\d+\.\d+)t?/(?:site|dist)-packages$")
 MAX_GLOB_RESULTS = 100_000
 
+MEMBERS_FLOOR = 100_000  # tar members a layer may always hold
+MEMBER_BYTES = 16  # beyond that, one member per this many compressed bytes
+
 
 @dataclass(frozen=True)
 class HistoryEntry:
@@ -310,8 +313,19 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
             data = open_layer(store.open(name), where, limits, counter, digest=digest, diff_id=diff_id,
                               verify=verify)
             layers.append(data)
+            # Members cost memory (~1 KB each in the tree) however well they compress: a layer may
+            # hold MEMBERS_FLOOR of them, or one per MEMBER_BYTES compressed bytes when larger.
+            per_layer = max(MEMBERS_FLOOR, data.compressed_size // MEMBER_BYTES)
+            allowed = min(limits.max_members - counter.members, per_layer)
             with data.range.map() as buf:
-                members = list(iter_members(buf, where, max_members=limits.max_members - counter.members))
+                try:
+                    members = list(iter_members(buf, where, max_members=allowed))
+                except LimitExceeded as e:
+                    if allowed == per_layer:
+                        raise LimitExceeded(where, f"{e.message} in {data.compressed_size:,} compressed bytes "
+                                            f"(limit: {MEMBERS_FLOOR:,} per layer, or one per {MEMBER_BYTES} "
+                                            "compressed bytes)", offset=e.offset) from None
+                    raise
             counter.members += len(members)
             tree.apply_layer(i, members, where)
             infos.append(LayerInfo(i, digest, diff_id, media_type, data.compression, data.compressed_size,
