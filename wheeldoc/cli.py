@@ -85,7 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="lockfiles (uv.lock, pylock.toml, requirements), directories, Dockerfiles")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--resolve", action="store_true",
-                   help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first")
+                   help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first "
+                        "(from wheels only: uv --no-build)")
+    p.add_argument("--allow-build", action="store_true",
+                   help="with --resolve: let uv build local source trees and sdists to read their metadata "
+                        "(this runs their build backends, i.e. their code)")
     p.add_argument("--fix", action="store_true", help="apply the safe fixes (Dockerfiles)")
     p.add_argument("--diff", action="store_true", help="show the safe fixes as a diff, change nothing")
     p.add_argument("--pull-base", action="store_true",

@@ -161,7 +161,7 @@ def main(harness_file: str, test_one_input: Callable[[bytes], None],
     if not dirs:
         dirs = [str(FUZZ_DIR / "corpus" / name)]
     first = Path(dirs[0])  # a file instead of a folder: libFuzzer runs just those inputs
-    if not first.exists() or (first.is_dir() and not any(first.iterdir())):
+    if not first.exists() or first.is_dir():  # seeds named by their hash: added once, kept
         write_seeds(first, seeds())
     for d in DEFAULT_FLAGS:
         if _flag(flags, d[1:].split("=")[0]) is None:

@@ -36,7 +36,7 @@ DEFAULTS = [b"Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\nRequire
 FS = HostFileSystem()
 
 
-def seeds() -> list[bytes]:
+def _fixture_seeds() -> list[bytes]:
     out = [bytes([i]) + d for i, d in enumerate(DEFAULTS)]
     with tempfile.TemporaryDirectory() as tmp:  # METADATA and RECORD of the fixture wheels
         import zipfile
@@ -51,6 +51,12 @@ def seeds() -> list[bytes]:
                     elif n.endswith("torch/version.py"):
                         out.append(b"\x03" + zf.read(n))
     return out
+
+
+def seeds() -> list[bytes]:
+    import _hostile_seeds
+
+    return _fixture_seeds() + _hostile_seeds.dist()  # the shapes tests/hostile/ proves bounded
 
 
 def _write(which: int, body: bytes) -> None:

@@ -15,10 +15,16 @@ with instrumented():
     from wheeldoc.binary.elffile import ElfFile
 
 
-def seeds() -> list[bytes]:
+def _fixture_seeds() -> list[bytes]:
     return read_seed_files(["fixtures/abi/lib/**/*.so*", "fixtures/abi/ext/*.so", "fixtures/abi/stripped/*",
                             "fixtures/abi/broken/*", "fixtures/kernels/libhostonly.so",
                             "fixtures/kernels/sm_90.cubin"])
+
+
+def seeds() -> list[bytes]:
+    import _hostile_seeds
+
+    return _fixture_seeds() + _hostile_seeds.elf()  # the shapes tests/hostile/ proves bounded
 
 
 def _use(info: ElfInfo) -> None:

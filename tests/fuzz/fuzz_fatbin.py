@@ -17,12 +17,18 @@ with instrumented():
 MAX_DECODED = 64  # entries decompressed per input (cuBLAS-sized inputs are not the point)
 
 
-def seeds() -> list[bytes]:
+def _fixture_seeds() -> list[bytes]:
     return read_seed_files(["fixtures/kernels/*.fatbin", "fixtures/kernels/*.ptx",
                             "fixtures/kernels/sm_90*.cubin", "fixtures/kernels/sm_121a.cubin",
                             "fixtures/kernels/broken/*", "fixtures/kernels/libconcat.so",
                             "fixtures/kernels/libabi7-lz4.so", "fixtures/kernels/libhostonly.so"],
                            max_size=64 << 10)
+
+
+def seeds() -> list[bytes]:
+    import _hostile_seeds
+
+    return _fixture_seeds() + _hostile_seeds.fatbin()  # the shapes tests/hostile/ proves bounded
 
 
 @contract

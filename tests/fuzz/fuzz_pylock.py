@@ -10,8 +10,14 @@ from _harness import contract, main, read_seed_files
 from _lock import read_as
 
 
-def seeds() -> list[bytes]:
+def _fixture_seeds() -> list[bytes]:
     return read_seed_files(['fixtures/**/pylock*.toml'])
+
+
+def seeds() -> list[bytes]:
+    import _hostile_seeds
+
+    return _fixture_seeds() + _hostile_seeds.pylock()  # the shapes tests/hostile/ proves bounded
 
 
 @contract

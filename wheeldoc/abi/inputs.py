@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from wheeldoc.abi.facts import Side
 from wheeldoc.core.errors import InputError
+from wheeldoc.core.files import open_regular
 
 _REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*([<>=!~]=?|===)")
 
@@ -159,7 +160,7 @@ def _torch_distribution(site: str):
             continue
         record = os.path.join(site, n, "RECORD")
         try:
-            with open(record, "rb") as f:
+            with open_regular(record) as f:
                 head = f.read(1 << 20)
         except OSError:
             continue

@@ -18,6 +18,7 @@ import struct
 from typing import TYPE_CHECKING, Any
 
 from wheeldoc.binary.members import DistMetadata, Member, MemberSource, RejectedMember, WheelArchive, WheelInfo
+from wheeldoc.core.files import open_regular
 
 if TYPE_CHECKING:
     from wheeldoc.core.cache import Cache
@@ -31,7 +32,7 @@ _EOCD, _EOCD64, _LOCATOR64, _CENTRAL = b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x0
 def central_directory_digest(path: str) -> str | None:
     """sha256 of (file size, central directory, end records), or None when they cannot be found."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             tail_len = min(size, (1 << 16) + 22)
             f.seek(size - tail_len)

@@ -38,18 +38,21 @@ names for, the driver) is "unverified" rather than missing — unless it belongs
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from wheeldoc.abi.site import Entry, Site, defines
+from wheeldoc.abi.site import Entry, Site, defines, normalize
+from wheeldoc.core.errors import LimitExceeded
 from wheeldoc.data.abi_tables import (GLIBC_LIBS, SystemTarget, distro_libraries, manylinux_table, split_version,
                                      system_names)
 
 INTERPRETER = "python"
 DISTRO = "a distribution library outside the manylinux policy: present where its package is installed"
 PRELOADED = "preloaded by name by `import torch` (torch/__init__.py, _load_global_deps)"
+MAX_PROBES = 1_000_000  # lookups of a DT_NEEDED name in a search folder that exists, per load
 _TORCH_OWNED = re.compile(r"^(?:vtable for |typeinfo for |typeinfo name for |VTT for |guard variable for )?"
                           r"(?:c10|at|torch|caffe2|aoti_torch)::")
 _TORCH_C_NAMES = ("aoti_torch_", "THP", "torch_")
@@ -152,6 +155,9 @@ class Loader:
         self.driver_sonames = frozenset(manylinux_table()["driver_sonames"])
         self.torch: TorchImport | None = None
         self.loader_of: dict[str, Node] = {}  # object -> the object whose DT_NEEDED loaded it
+        self._plans: dict = {}
+        self._dirs: set[str] | None = None
+        self._probes = 0
 
     # -- 1. import torch ----------------------------------------------------------------------
     def import_torch(self, roots: list[Entry], global_roots: list[Entry],
@@ -223,6 +229,8 @@ class Loader:
     def load(self, root: Entry) -> LoadResult:
         torch = self.torch or TorchImport({}, {}, [], [], {})
         self.loader_of = dict(getattr(self, "_torch_loaders", {}))  # each root: its own dlopen
+        self._plans = {}  # RPATH is inherited along this load's chain: plans are per load
+        self._probes = 0
         result = LoadResult(root.path)
         loaded = dict(torch.loaded)
         nodes = dict(torch.nodes)
@@ -274,20 +282,18 @@ class Loader:
     def _resolve(self, requester: Node, info, soname: str, loaded: dict[str, Node]) -> tuple[Node | None, tuple[str, ...]]:
         if soname in loaded:
             return loaded[soname], ()
-        searched: list[str] = []
         if "/" in soname:  # a path in DT_NEEDED: used as it is, relative to the working directory
             return None, ()
-        for owner, kind, raw in self._search_path(requester, info):
-            if not raw:
-                continue
-            searched.append(raw)
-            if not raw.startswith(("$ORIGIN", "${ORIGIN}")):
-                continue  # an absolute build-machine path: not on the target
-            origin_dir = owner.key.rsplit("/", 1)[0] if "/" in owner.key else ""
-            expanded = raw.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", "/" + origin_dir)
-            entry = self.site.find(expanded.lstrip("/"), soname)
+        raws, probes = self._plan(requester, info)
+        self._probes += len(probes)
+        if self._probes > MAX_PROBES:
+            raise LimitExceeded(requester.display, f"more than {MAX_PROBES:,} DT_NEEDED x RUNPATH/RPATH "
+                                "lookups (limit MAX_PROBES): DT_NEEDED entries times search folders")
+        for at, (owner, kind, raw, folder) in probes:
+            entry = self.site.find(folder, soname)
             if entry is not None:
-                return self._node(entry, f"{kind} {raw} of {owner.display}"), tuple(searched)
+                return self._node(entry, f"{kind} {raw} of {owner.display}"), raws[:at + 1]
+        searched = raws
         if soname in self.system_sonames or soname.startswith("ld-linux"):
             return Node(f"system:{soname}", soname, "system", how=f"system library ({self.target.label})"), tuple(searched)
         if soname in self.driver_sonames:
@@ -297,6 +303,36 @@ class Loader:
             return Node(f"system:{soname}", soname, "system",
                         how=f"{DISTRO} (Debian/Ubuntu package {package})"), tuple(searched)
         return None, tuple(searched)
+
+    def _plan(self, requester: Node, info) -> tuple[tuple[str, ...], list]:
+        """The requester's search path once: (every folder tried, as written; the folders worth a
+        lookup: `$ORIGIN` ones, expanded, each once, that hold something in the site). One plan
+        per requester, so N DT_NEEDED entries and M RUNPATH folders cost N + M, not N x M,
+        unless the M folders really exist (then MAX_PROBES bounds it)."""
+        key = (requester.key, id(info))
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        if self._dirs is None:
+            self._dirs = {posixpath.dirname(p) for p in self.site.files}
+        raws: list[str] = []
+        probes: list = []
+        seen: set[str] = set()
+        for owner, kind, raw in self._search_path(requester, info):
+            if not raw:
+                continue
+            raws.append(raw)
+            if not raw.startswith(("$ORIGIN", "${ORIGIN}")):
+                continue  # an absolute build-machine path: not on the target
+            origin_dir = owner.key.rsplit("/", 1)[0] if "/" in owner.key else ""
+            expanded = raw.replace("${ORIGIN}", "$ORIGIN").replace("$ORIGIN", "/" + origin_dir)
+            folder = normalize(expanded.lstrip("/"))
+            if folder is None or folder in seen or folder not in self._dirs:
+                continue
+            seen.add(folder)
+            probes.append((len(raws) - 1, (owner, kind, raw, folder)))
+        plan = self._plans[key] = (tuple(raws), probes)
+        return plan
 
     def _search_path(self, requester: Node, info) -> list[tuple[Node, str, str]]:
         """(owner, "RUNPATH"/"RPATH", directory) in ld.so's order: the requester's RUNPATH alone

@@ -48,6 +48,24 @@ def _torch(facts: AbiFacts) -> str:
     return f"{facts.torch_display} ({facts.torch_build})"
 
 
+def _search_words(searched: tuple[str, ...]) -> list[str]:
+    outside = [d for d in searched if not d.startswith(("$ORIGIN", "${ORIGIN}"))]
+    inside = [d for d in searched if d.startswith(("$ORIGIN", "${ORIGIN}"))]
+    out = []
+    if inside:
+        out.append(f"its search path {_folders(inside)} does not hold it")
+    if outside:
+        out.append(f"{_folders(outside)} is a folder of the build machine, not of the target")
+    return out
+
+
+def _folders(dirs: list[str], show: int = 8) -> str:
+    """A search path as the message shows it: the first `show` folders, then how many more."""
+    if len(dirs) <= show:
+        return ":".join(dirs)
+    return ":".join(dirs[:show]) + f" (and {len(dirs) - show:,} more folders)"
+
+
 # -- WD201 ----------------------------------------------------------------------------------------
 
 @rule("WD201", "needed-library-not-found", title="a needed library is found nowhere",
@@ -102,6 +120,7 @@ def needed_library_not_found(facts: AbiFacts, ctx: Context) -> Iterator[Finding]
                        in_torch_import=True,
                        fix=Fix(f"Install what provides {failure.soname} for {facts.torch_display}"
                                + (f" ({', '.join(facts.cuda_unknown)})" if facts.cuda_unknown else "")))
+    described: dict[int, list[str]] = {}
     for result in facts.results:
         for m in result.missing_libraries:
             key = ("ext", m.soname, m.needed_by)
@@ -116,12 +135,10 @@ def needed_library_not_found(facts: AbiFacts, ctx: Context) -> Iterator[Finding]
             else:
                 why.append("`import torch` did not load it")
             if m.searched:
-                outside = [d for d in m.searched if not d.startswith(("$ORIGIN", "${ORIGIN}"))]
-                inside = [d for d in m.searched if d not in outside]
-                if inside:
-                    why.append(f"its search path {':'.join(inside)} does not hold it")
-                if outside:
-                    why.append(f"{':'.join(outside)} is a folder of the build machine, not of the target")
+                said = described.get(id(m.searched))  # one search path (one tuple), many names
+                if said is None:
+                    said = described[id(m.searched)] = _search_words(m.searched)
+                why += said
             why.append("it is not a system library of the target")
             msg = f"{m.soname}, needed by {m.needed_by}, is found nowhere: " + "; ".join(why)
             if _TORCH_LIB.match(m.soname) and "CPU" in facts.torch_build and "cuda" in m.soname:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import Buffer, ElfFile, Section, Segment
+from wheeldoc.core.files import open_regular
 
 if TYPE_CHECKING:
     from wheeldoc.core.cache import Cache
@@ -37,6 +38,11 @@ PARSER_VERSION = "elf-1"
 
 MAX_VERSION_ENTRIES = 1 << 15
 MAX_SYMBOLS = 4_000_000  # libtorch_cuda.so holds ~100k; beyond this a file is hostile
+# Names read out of the dynamic string table (symbols, DT_NEEDED/SONAME/RPATH/RUNPATH, version
+# names), in bytes, at most NAME_BUDGET_FACTOR x the table's size + NAME_BUDGET_FLOOR: an honest
+# table names each string about once, a hostile one points many entries at one long string.
+NAME_BUDGET_FACTOR = 4
+NAME_BUDGET_FLOOR = 1 << 20
 STREAM_MIN = 4 << 20  # deflated wheel members at least this big are read as they inflate
 STREAM_HEAD = 64 << 10  # bytes always kept from the start of a streamed file
 STREAM_CAP = 128 << 20  # the most bytes kept for any one range of a streamed file
@@ -296,7 +302,7 @@ def read_elf_path(path: str | os.PathLike[str]) -> ElfInfo:
     """`read_elf` on a file, through a read-only mmap."""
     path = os.fspath(path)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             size = os.fstat(f.fileno()).st_size
             if size == 0:
                 raise InputError(path, "empty file: not an ELF file", offset=0)
@@ -515,6 +521,15 @@ class _Reader:
     def fail(self, message: str, offset: int | None = None) -> InputError:
         return self.elf.fail(message, offset)
 
+    def _charge(self, n: int, offset: int | None) -> None:
+        """Spend `n` bytes of the name budget (see NAME_BUDGET_FACTOR)."""
+        self.names_left -= n
+        if self.names_left < 0:
+            raise LimitExceeded(self.elf.path, f"names read from the dynamic string table exceed "
+                                f"{self.names_budget:,} bytes (the limit: {NAME_BUDGET_FACTOR}x the "
+                                f"table + {NAME_BUDGET_FLOOR:,}): entries that point again and again "
+                                f"at long strings", offset=offset, member=self.elf.member)
+
     def slice(self, offset: int, size: int, what: str) -> bytes:
         self.elf.check_range(offset, size, what)
         return bytes(self.elf.buf[offset: offset + size])
@@ -528,6 +543,9 @@ class _Reader:
             if tables is None:
                 tables, tables_from = _Tables(), "none"
         strtab = self._strtab(tables)
+        self.names_budget = self.names_left = NAME_BUDGET_FACTOR * len(strtab) + NAME_BUDGET_FLOOR
+        if strtab and not strtab.endswith("\0"):
+            strtab += "\0"  # an unterminated last string ends with the table: one find per name
         dyn = self._dynamic(tables, strtab)
         symbols = self._symbols(tables, strtab)
         verdefs = self._verdefs(tables, strtab)
@@ -697,7 +715,9 @@ class _Reader:
             raise self.fail(f"string offset {offset:#x} past the dynamic string table "
                             f"({len(strtab):#x} bytes)", t.strtab_offset)
         end = strtab.find("\0", offset)
-        return _text(strtab[offset: end if end >= 0 else len(strtab)])
+        end = end if end >= 0 else len(strtab)
+        self._charge(end - offset + 1, t.strtab_offset)
+        return _text(strtab[offset: end])
 
     def _symbols(self, t: _Tables, strtab: str) -> tuple[tuple[str, ...], bytes, bytes, bytes, bytes]:
         if t.symtab_offset is None or t.symtab_size == 0:
@@ -722,11 +742,18 @@ class _Reader:
             bad = next(i for i, o in enumerate(st_name) if o >= len(strtab))
             raise self.fail(f"symbol {bad} names string offset {st_name[bad]:#x}, past the dynamic "
                             f"string table ({len(strtab):#x} bytes)", t.symtab_offset + bad * size)
-        find = strtab.find
-        if strtab.endswith("\0"):
-            names = [strtab[o: find("\0", o)] for o in st_name]
-        else:  # an unterminated last name: find() would give -1
-            names = [strtab[o:].partition("\0")[0] for o in st_name]
+        find = strtab.find  # strtab ends with a NUL (see read): find() never gives -1
+        names = []
+        append = names.append
+        left = self.names_left
+        for o in st_name:  # each find costs the length it finds: the budget bounds the time too
+            e = find("\0", o)
+            left -= e - o + 1
+            if left < 0:
+                self.names_left = left
+                self._charge(0, t.strtab_offset)
+            append(strtab[o:e])
+        self.names_left = left
         if not strtab.isascii():
             names = [n if n.isascii() else _text(n) for n in names]
         versym = b""
@@ -741,6 +768,7 @@ class _Reader:
         out = []
         off, end = t.verdef_offset, t.verdef_offset + t.verdef_size
         count = self._bounded_count(t.verdef_count, t.verdef_size, 20, t.verdef_offset, "version definitions")
+        visits = self._visits(t.verdef_size, 8, t.verdef_offset, "version definition names")
         for _ in range(count):
             if off + 20 > end:
                 raise self.fail("version definition past its section", off)
@@ -751,6 +779,7 @@ class _Reader:
                 if not off <= aoff <= end - 8:
                     raise self.fail("version definition name past its section", aoff)
                 name, anext = self.elf.unpack("II", aoff)
+                visits()
                 names.append(self._string(strtab, name, t))
                 if anext == 0:
                     break
@@ -768,6 +797,7 @@ class _Reader:
         out = []
         off, end = t.verneed_offset, t.verneed_offset + t.verneed_size
         count = self._bounded_count(t.verneed_count, t.verneed_size, 16, t.verneed_offset, "version needs")
+        visits = self._visits(t.verneed_size, 16, t.verneed_offset, "version need entries")
         for _ in range(count):
             if off + 16 > end:
                 raise self.fail("version requirement past its section", off)
@@ -778,6 +808,7 @@ class _Reader:
                 if not off <= aoff <= end - 16:
                     raise self.fail("version requirement entry past its section", aoff)
                 _hash, flags, other, name, anext = self.elf.unpack("IHHII", aoff)
+                visits()
                 out.append(VersionRequirement(library, self._string(strtab, name, t), other, flags))
                 if anext == 0:
                     break
@@ -786,6 +817,22 @@ class _Reader:
                 break
             off += nxt
         return tuple(out)
+
+    def _visits(self, size: int, entry: int, offset: int | None, what: str):
+        """A counter that refuses more entries than the section can hold side by side: records
+        whose chains all run through the same entries would otherwise cost records x entries."""
+        limit = max(size, 0) // entry + 1
+        seen = 0
+
+        def visit() -> None:
+            nonlocal seen
+            seen += 1
+            if seen > limit:
+                raise LimitExceeded(self.elf.path, f"more {what} visited than {size} bytes hold "
+                                    f"({limit:,}; limit: one visit per {entry} bytes): chains that "
+                                    f"share their entries", offset=offset, member=self.elf.member)
+
+        return visit
 
     def _bounded_count(self, declared: int, size: int, entry: int, offset: int, what: str) -> int:
         if declared > min(MAX_VERSION_ENTRIES, max(size, 0) // entry):

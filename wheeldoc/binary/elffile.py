@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass
 from typing import Union
 
-from wheeldoc.core.errors import InputError
+from wheeldoc.core.errors import InputError, LimitExceeded
 
 Buffer = Union[bytes, bytearray, memoryview, "mmap.mmap"]  # noqa: F821
 
@@ -150,8 +150,19 @@ class ElfFile:
                 self.check_range(s[4], s[5], "section name table")
                 names = bytes(self.buf[s[4]: s[4] + s[5]])
         out = []
+        # Section names: at most 4x the name table (+ 64 KiB) in all, so sections that all point
+        # at one long unterminated name cost no more than reading the table a few times.
+        left = 4 * len(names) + (1 << 16)
+        if names and not names.endswith(b"\0"):
+            names += b"\0"
         for i, (name, typ, flags, addr, off, size, link, info, _align, entsize) in enumerate(raw):
-            out.append(Section(i, _cstr(names, name), typ, flags, addr, off, size, link, info, entsize))
+            text = _cstr(names, name)
+            left -= len(text) + 1
+            if left < 0:
+                raise LimitExceeded(self.path, f"section names exceed {4 * len(names) + (1 << 16):,} bytes "
+                                    "(4x the section name table + 65,536: the limit on names read): "
+                                    "sections that share one long name", offset=h.shoff, member=self.member)
+            out.append(Section(i, text, typ, flags, addr, off, size, link, info, entsize))
         return tuple(out)
 
     def segments(self) -> tuple[Segment, ...]:

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.safeload import small_int
+from wheeldoc.core.files import open_fd, open_regular
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class Limits:
     max_member_size: int = 4 << 30  # the largest CUDA library wheels hold ~0.6 GB members
     max_ratio: int = 200  # inflated / compressed; real wheels stay under 60
     ratio_floor: int = 1 << 20  # members smaller than this are never judged by ratio
-    max_members: int = 1_000_000
+    max_members: int = 100_000  # zip members: torch's wheels hold ~12k, flashinfer-cubin's 16k
+    max_files: int = 1_000_000  # files of a directory or an installed distribution
     max_text: int = 64 << 20  # METADATA, WHEEL, RECORD
     max_depth: int = 64  # directory walks
 
@@ -229,7 +232,7 @@ class WheelArchive(MemberSource):
         self.path = os.fspath(path)
         self.limits = limits
         try:
-            self._file = open(self.path, "rb")
+            self._file = open_regular(self.path)
         except OSError as e:
             raise InputError(self.path, f"cannot read: {e.strerror or e}") from None
         try:
@@ -247,6 +250,9 @@ class WheelArchive(MemberSource):
             raise
 
     def _central_directory(self) -> list[zipfile.ZipInfo]:
+        declared = _declared_entries(self._map)  # refused from the end record, before parsing
+        if declared is not None and declared > self.limits.max_members:
+            raise LimitExceeded(self.path, f"{declared:,} members declared (limit {self.limits.max_members:,})")
         try:  # zipfile reads only the end records and the central directory
             with zipfile.ZipFile(self._file) as zf:
                 infos = zf.infolist()
@@ -254,7 +260,7 @@ class WheelArchive(MemberSource):
                 OSError, NotImplementedError, UnicodeDecodeError, IndexError) as e:
             raise InputError(self.path, f"not a readable zip archive: {e}") from None
         if len(infos) > self.limits.max_members:
-            raise LimitExceeded(self.path, f"{len(infos)} members (limit {self.limits.max_members})")
+            raise LimitExceeded(self.path, f"{len(infos):,} members (limit {self.limits.max_members:,})")
         return infos
 
     def _classify(self) -> tuple[tuple[Member, ...], tuple[RejectedMember, ...]]:
@@ -582,8 +588,8 @@ class DirectoryTree(MemberSource):
             return
         for entry in entries:
             name = f"{rel}/{entry.name}" if rel else entry.name
-            if len(members) + len(rejected) >= self.limits.max_members:
-                raise LimitExceeded(self.path, f"more than {self.limits.max_members} files")
+            if len(members) + len(rejected) >= self.limits.max_files:
+                raise LimitExceeded(self.path, f"more than {self.limits.max_files} files")
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError as e:
@@ -656,8 +662,8 @@ class InstalledDistribution(MemberSource):
             link = target if target != os.path.normpath(name) else None
             members.append(Member(os.path.normpath(name).replace(os.sep, "/"), st.st_size, st.st_size,
                                   digest, link_target=link))
-            if len(members) > limits.max_members:
-                raise LimitExceeded(self.path, f"more than {limits.max_members} files")
+            if len(members) > limits.max_files:
+                raise LimitExceeded(self.path, f"more than {limits.max_files} files")
         self.members, self.rejected = tuple(members), tuple(rejected)
 
     def open(self, name: str) -> MemberData:
@@ -737,7 +743,7 @@ def parse_record(raw: bytes, path: str) -> dict[str, tuple[str | None, int | Non
             if not row or not row[0]:
                 continue
             digest = _record_sha256(row[1]) if len(row) > 1 else None
-            size = int(row[2]) if len(row) > 2 and row[2].isdigit() else None
+            size = small_int(row[2]) if len(row) > 2 else None
             out[row[0]] = (digest, size)
     except csv.Error as e:
         raise InputError(path, f"unreadable RECORD: {e}", member="RECORD") from None
@@ -762,6 +768,26 @@ def _record_sha256(field: str) -> str | None:
     except (binascii.Error, ValueError):
         return None
     return digest.hex() if len(digest) == 32 else None
+
+
+def _declared_entries(buf) -> int | None:
+    """The member count the end of central directory record declares (its zip64 form when the
+    classic field is saturated); None when the record cannot be found."""
+    n = len(buf)
+    tail = bytes(buf[max(0, n - (1 << 16) - 22):])
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return None
+    total = struct.unpack_from("<H", tail, at + 10)[0]
+    if total != 0xFFFF:
+        return total
+    loc = at - 20  # the zip64 end of central directory locator sits just before
+    if loc < 0 or tail[loc:loc + 4] != b"PK\x06\x07":
+        return None
+    rec = struct.unpack_from("<Q", tail, loc + 8)[0]
+    if rec + 56 > n or bytes(buf[rec:rec + 4]) != b"PK\x06\x06":
+        return None
+    return struct.unpack_from("<Q", bytes(buf[rec + 32:rec + 40]))[0]
 
 
 def _check_record(path: str, name: str, digest: str, expected: str | None) -> None:
@@ -831,7 +857,7 @@ def _inside(root: str, path: str) -> str | None:
 
 def _open_file(source: str, name: str, path: str, expected: str | None) -> MemberData:
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = open_fd(path, getattr(os, "O_NOFOLLOW", 0))  # a FIFO is refused, never opened blocking
     except OSError as e:
         raise InputError(source, f"cannot open: {e.strerror or e}", member=name) from None
     try:

@@ -12,6 +12,8 @@ is an optimization only: any error writing it is ignored.
 
 from __future__ import annotations
 
+from wheeldoc.core.files import open_regular
+
 import hashlib
 import json
 import os
@@ -60,7 +62,7 @@ class Cache:
         """The cached value, or None on a miss (a corrupted entry is deleted and counts as one)."""
         path = self.path(kind, sha256, version)
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 raw = f.read(MAX_ENTRY + 1)
         except OSError:
             self.misses += 1
@@ -153,7 +155,7 @@ def _unlink(path: Path) -> None:
 def sha256_file(path: str | os.PathLike[str]) -> str:
     """The sha256 hex digest of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()

@@ -43,8 +43,18 @@ def load_config(explicit: str | None = None, start: Path | None = None) -> Confi
     except ImportError:  # tomli is a dependency; a bare interpreter still has tomllib (3.11+)
         import tomllib as tomli  # type: ignore[no-redef]
 
+    from wheeldoc.core.safeload import load_toml
+
     try:
-        data = tomli.loads(path.read_text(encoding="utf-8"))
+        from wheeldoc.core.files import read_text
+
+        text = read_text(path)
+        try:
+            data = tomli.loads(text)
+        except (RecursionError, ValueError) as e:  # nesting, a 4,300-digit integer; TOMLDecodeError too
+            if isinstance(e, tomli.TOMLDecodeError):
+                raise
+            data = load_toml(text, str(path), "the configuration")  # raises, naming the file
     except tomli.TOMLDecodeError as e:
         raise InputError(str(path), f"invalid TOML: {e.msg}", line=e.lineno) from None
     except (OSError, UnicodeDecodeError) as e:

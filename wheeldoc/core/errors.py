@@ -21,7 +21,7 @@ class InputError(Exception):
         member: str | None = None,
     ) -> None:
         self.path = str(path)
-        self.message = message
+        self.message = clip(message)
         self.line = line
         self.offset = offset
         self.member = member
@@ -44,3 +44,15 @@ class LimitExceeded(InputError):
 
 class UsageError(Exception):
     """Bad flags or settings: one line on stderr, exit 2."""
+
+
+MAX_MESSAGE = 1000  # characters of one error message; inputs quoted in it are cut to fit
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """`text`, or its start and end around how much was left out: a 7 MB requirements line
+    quoted in an error stays a one-line error."""
+    if len(text) <= limit:
+        return text
+    head, tail = text[: limit * 3 // 4], text[-(limit // 5):]
+    return f"{head} … ({len(text) - len(head) - len(tail):,} characters left out) … {tail}"

@@ -46,8 +46,11 @@ def escape_controls(text: str, *, single_line: bool = False) -> str:
 
 
 def stderr_line(message: str, stream: IO[str] | None = None) -> None:
-    """One line on stderr, control characters escaped (the one way wheeldoc writes there)."""
-    print(escape_controls(message), file=stream or sys.stderr)
+    """One line on stderr, credentials masked and control characters escaped (the one way
+    wheeldoc writes there)."""
+    from wheeldoc.core.redact import redact_text
+
+    print(escape_controls(redact_text(message)), file=stream or sys.stderr)
 
 
 _quiet = False

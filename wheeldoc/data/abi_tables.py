@@ -33,7 +33,8 @@ class TableError(ValueError):
 def vkey(text: str) -> tuple[int, ...] | None:
     """`"2.28"` -> (2, 28); None for a non-numeric version (`TM_1`, `PRIVATE`)."""
     parts = text.split(".")
-    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
+    ok = all(p.isascii() and p.isdigit() and len(p) <= 18 for p in parts)  # '²'.isdigit() is True
+    return tuple(int(p) for p in parts) if ok else None
 
 
 def split_version(name: str) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ from wheeldoc.core.model import Edit, Finding, Report
 from wheeldoc.dockerfile.parser import MAX_DOCKERFILE_BYTES, Dockerfile, parse_text
 from wheeldoc.dockerfile.stages import analyze
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.files import open_regular
 
 _BOM = "\ufeff"
 
@@ -30,7 +31,7 @@ def _read(path: Path) -> bytes:
         size = os.path.getsize(p)
         if size > MAX_DOCKERFILE_BYTES:
             raise LimitExceeded(p, f"Dockerfile is {size} bytes, over the {MAX_DOCKERFILE_BYTES} byte limit")
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:
             return fh.read(MAX_DOCKERFILE_BYTES + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
@@ -44,15 +45,23 @@ def wd4_rules() -> list:
 
 
 def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None) -> tuple[Dockerfile, list[Finding]]:
-    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`.
+    """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`
+    (`LimitExceeded` when variable expansion runs past its budget, see lexer.expansion_budget).
     `bases`: image ref -> BaseImage read from the Docker daemon (`--pull-base`)."""
+    from wheeldoc.core.errors import LimitExceeded
+    from wheeldoc.dockerfile.lexer import ExpansionLimit, expansion_budget
+
     df = parse_text(text, path)
-    graph = analyze(df)
-    facts = DockerFacts(df, graph, ctx.target, text=text, bases=bases)
-    findings: list[Finding] = []
-    for r in wd4_rules():
-        if ctx.enabled(r.code):
-            findings.extend(r.check(facts, ctx))
+    try:
+        with expansion_budget(len(text)):
+            graph = analyze(df)
+            facts = DockerFacts(df, graph, ctx.target, text=text, bases=bases)
+            findings: list[Finding] = []
+            for r in wd4_rules():
+                if ctx.enabled(r.code):
+                    findings.extend(r.check(facts, ctx))
+    except ExpansionLimit as e:
+        raise LimitExceeded(path, str(e)) from None
     return df, findings
 
 

@@ -44,8 +44,8 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]
 _LOCAL_TAG = re.compile(r"(?:\+|%2[Bb])(cu\d{2,3}|cpu(?:\.[a-z0-9]+)*|rocm[\d.]+|xpu)\b")
 _INDEX_VARIANT = re.compile(r"/whl/(?:nightly/|test/)?(cpu|cu\d{2,3}|rocm[\d.]+|xpu)(?:/|$)")
 _INDEX_CU_COMPUTED = re.compile(r"/whl/(?:nightly/|test/)?cu[$`]")
-_CUDA_IMAGE = re.compile(r"(?:^|/)nvidia/cuda:(\d+)\.(\d+)")
-_PYTORCH_IMAGE = re.compile(r"(?:^|/)pytorch/pytorch:[^-]*-cuda(\d+)\.(\d+)")
+_CUDA_IMAGE = re.compile(r"(?:^|/)nvidia/cuda:(\d{1,4})\.(\d{1,4})(?!\d)", re.ASCII)
+_PYTORCH_IMAGE = re.compile(r"(?:^|/)pytorch/pytorch:[^-]*-cuda(\d{1,4})\.(\d{1,4})(?!\d)", re.ASCII)
 _NGC_PYTORCH = re.compile(r"(?:^|/)nvidia/pytorch:(\d{2}\.\d{2})")
 _PIP_INSTALLS = frozenset(("install", "wheel", "download"))
 _UV_INSTALLS = frozenset(("pip install", "pip sync", "sync", "add", "tool install"))
@@ -202,8 +202,9 @@ class DockerFacts:
         """The file's physical lines (for edits), BOM removed."""
         text = self._text
         if text is None:
-            with open(self.path, encoding="utf-8", newline="") as fh:
-                text = fh.read()
+            from wheeldoc.core.files import read_text
+
+            text = read_text(self.path)
         parts = text.lstrip("\ufeff").split("\n")  # lines as BuildKit counts them (not splitlines)
         if parts and parts[-1] == "":
             parts.pop()
@@ -380,7 +381,7 @@ class DockerFacts:
             if "://" in src or any(c in src for c in "*?["):
                 continue
             if src_stage is not None:
-                st = self.graph.stage(src_stage) if not src_stage.isdecimal() else self.graph.stage(int(src_stage))
+                st = self.graph.stage(stage_ref(src_stage))
                 if st is None:
                     continue
                 target = posixpath.join(dest, posixpath.basename(src.rstrip("/"))) if into_dir else dest
@@ -470,7 +471,9 @@ class DockerFacts:
         try:
             if not p.is_file() or p.stat().st_size > MAX_CONTEXT_FILE:
                 return None
-            return p.read_text(encoding="utf-8")
+            from wheeldoc.core.files import read_text
+
+            return read_text(p)
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -711,3 +714,10 @@ def _build_reason(argv: tuple[str, ...], inst: Install | None) -> str | None:
     return None
 
 
+def stage_ref(ref: str) -> str | int:
+    """`COPY --from=` names a stage by name or by index: an index only as ASCII digits of a sane
+    length (`²` and 5,000-digit numbers are names that match nothing, never an int() error)."""
+    from wheeldoc.core.safeload import small_int
+
+    n = small_int(ref, 9)
+    return ref if n is None else n

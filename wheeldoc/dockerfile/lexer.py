@@ -17,8 +17,10 @@ complete expansion from a partial one.
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Callable, Iterator, Union
 
 # Go's unicode.IsSpace: Python's str.isspace() also accepts U+001C..U+001F, Go does not.
 GO_SPACE = frozenset(
@@ -38,6 +40,31 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 Lookup = Callable[[str], Union[str, None, _Unknown]]
+
+
+MAX_NESTING = 64  # `${A:-${A:-...}}` depth (BuildKit recurses without a bound; we refuse)
+_BUDGET: ContextVar[list[int] | None] = ContextVar("wheeldoc_expansion_budget", default=None)
+
+
+class ExpansionLimit(Exception):
+    """Variable expansion past the budget `expansion_budget` set for one Dockerfile. Not a
+    LexError: callers that treat a lex error as "unknown" must not swallow it."""
+
+
+@contextmanager
+def expansion_budget(size: int) -> Iterator[None]:
+    """Bound every expansion done while analyzing one Dockerfile of `size` bytes: one word
+    expands to at most EXPANSION_FACTOR x size + 64 KiB characters, all words together to
+    TOTAL_FACTOR x size + 16 MiB (an `ENV A2=${A1}${A1}` chain doubles with every line)."""
+    token = _BUDGET.set([EXPANSION_FACTOR * size + (1 << 16), TOTAL_FACTOR * size + (16 << 20)])
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+EXPANSION_FACTOR = 4
+TOTAL_FACTOR = 64
 
 
 class LexError(ValueError):
@@ -109,7 +136,7 @@ class _Words:
 class _Lexer:
     __slots__ = (
         "s", "n", "pos", "escape", "raw_quotes", "raw_escapes", "skip_unset", "skip_quotes",
-        "lookup", "matched", "unmatched", "unknown",
+        "lookup", "matched", "unmatched", "unknown", "depth", "spent", "budget",
     )
 
     def __init__(self, s: str, lookup: Lookup, escape: str, raw_quotes: bool,
@@ -126,6 +153,9 @@ class _Lexer:
         self.matched: set[str] = set()
         self.unmatched: set[str] = set()
         self.unknown: set[str] = set()
+        self.depth = 0
+        self.spent = 0
+        self.budget = _BUDGET.get()
 
     # -- scanner -------------------------------------------------------------
     def peek(self) -> str:
@@ -148,10 +178,29 @@ class _Lexer:
             self.unmatched.add(name)
             return "", False, False
         self.matched.add(name)
+        if self.budget is not None and v:
+            self.spent += len(v)  # type: ignore[arg-type]
+            self.budget[1] -= len(v)  # type: ignore[arg-type]
+            if self.spent > self.budget[0] or self.budget[1] < 0:
+                per_word = self.spent > self.budget[0]
+                raise ExpansionLimit(
+                    f"expanding ${name} " + (f"makes one word longer than the limit of {self.budget[0]:,} "
+                    f"characters ({EXPANSION_FACTOR}x the Dockerfile + 65,536)" if per_word else
+                    f"exceeds the limit on all expansions ({TOTAL_FACTOR}x the Dockerfile + 16 MiB)")
+                    + ": variables that double with every line?")
         return v, True, False  # type: ignore[return-value]
 
     # -- grammar -------------------------------------------------------------
     def process_stop_on(self, stop: str, raw_escapes: bool) -> tuple[str, list[str]]:
+        self.depth += 1
+        try:
+            if self.depth > MAX_NESTING:
+                raise LexError(f"substitutions nested deeper than {MAX_NESTING} (limit MAX_NESTING)")
+            return self._process_stop_on(stop, raw_escapes)
+        finally:
+            self.depth -= 1
+
+    def _process_stop_on(self, stop: str, raw_escapes: bool) -> tuple[str, list[str]]:
         result: list[str] = []
         words = _Words()
         saved = self.raw_escapes

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.dockerfile.lexer import GO_SPACE, GO_SPACE_CHARS, LexError, process_word
+from wheeldoc.core.files import open_regular
 
 MAX_DOCKERFILE_BYTES = 4 * 1024 * 1024
 MAX_LINE_BYTES = 65535  # bufio.MaxScanTokenSize - 1: BuildKit refuses longer lines
@@ -221,7 +222,7 @@ def parse_dockerfile(path: str | os.PathLike[str]) -> Dockerfile:
         size = os.path.getsize(p)
         if size > MAX_DOCKERFILE_BYTES:
             raise LimitExceeded(p, f"Dockerfile is {size} bytes, over the {MAX_DOCKERFILE_BYTES} byte limit")
-        with open(p, "rb") as fh:
+        with open_regular(p) as fh:
             data = fh.read(MAX_DOCKERFILE_BYTES + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
@@ -480,7 +481,7 @@ def _parse_json(rest: str) -> list[str]:
         raise _NotJSON
     try:
         data = json.loads(rest)
-    except ValueError:
+    except (ValueError, RecursionError):  # as BuildKit: what does not decode is the shell form
         raise _NotJSON from None
     if not isinstance(data, list):
         raise _NotJSON
@@ -610,7 +611,7 @@ def _split_command(line: str) -> tuple[str, str, int]:
     return s[: m.start()], s[m.end():], lead + m.end()
 
 
-def _new_node(line: str, escape: str) -> _Node:
+def _new_node(line: str, escape: str, _depth: int = 0) -> _Node:
     cmd, rest, rest_off = _split_command(line)
     if rest:
         remaining, flags, off = _extract_flags(rest)
@@ -641,7 +642,10 @@ def _new_node(line: str, escape: str) -> _Node:
         value = None
         if args:  # Go's AST: an empty node holding the trigger
             value = [""]
-            sub = _new_node(args, escape)
+            if _depth >= MAX_ONBUILD_NESTING:  # Go's parser recurses without a bound; Python cannot
+                raise ValueError("Chaining ONBUILD via `ONBUILD ONBUILD` isn't allowed "
+                                 f"(nested more than {MAX_ONBUILD_NESTING} deep here)")
+            sub = _new_node(args, escape, _depth + 1)
             sub.args_offset += args_offset
     else:
         value = [""]
@@ -652,6 +656,9 @@ def _flag(raw: str) -> Flag:
     body = raw[2:] if raw.startswith("--") else raw
     name, eq, value = body.partition("=")
     return Flag(raw, name, value if eq else None)
+
+
+MAX_ONBUILD_NESTING = 16  # BuildKit refuses `ONBUILD ONBUILD` when it builds; its parser nests them
 
 
 class _Parser:

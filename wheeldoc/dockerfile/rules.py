@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, cuda_str, normalize, variant_cuda
+from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, stage_ref, cuda_str, normalize, variant_cuda
 from wheeldoc.data.tool_env import ToolVar
 from wheeldoc.core.engine import Context
+from wheeldoc.core.redact import has_secret
 from wheeldoc.core.model import Finding, Fix, Location, Severity
 from wheeldoc.core.registry import Example, rule
 from wheeldoc.dockerfile.fixes import env_assignment, from_line, insert_after_from, replace_in_lines
@@ -143,6 +144,15 @@ def _env_fix(facts: DockerFacts, stage: Stage, var: ToolVar, setters: list[_Sett
                    f"(line {s.line})", "display-only")
     values = [s.value for s in known]
     best = max(known, key=lambda s: (values.count(s.value), s.kind == "ENV", -(s.line or 0)))
+    if any(has_secret(v) for v in values):
+        # Never copy a credential into another stage (it would ship in the image's config):
+        # hand it to the RUN that needs it as a build secret, or as an ARG given at build time.
+        sid = best.name.lower()
+        return Fix(f"Pass {best.name} to {where} as a build secret, never as an ENV copied from "
+                   f"{_where(best.stage) if best.stage else 'another stage'}: "
+                   f"`RUN --mount=type=secret,id={sid},env={best.name} …` and "
+                   f"`docker build --secret id={sid},env={best.name}` (or `ARG {best.name}` in {where}, "
+                   f"given with --build-arg; ARG values stay in the image history)", "display-only")
     text = f"ENV {env_assignment(best.name, best.value or '', facts.df.escape)}"
     pathlike = "/" in (best.value or "") and "://" not in (best.value or "")
     return Fix(f"Add `{text}` after the FROM of {where}", "unsafe" if pathlike else "safe",
@@ -195,7 +205,10 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     Set the variable in the stage that runs the tool: `ENV UV_HTTP_TIMEOUT=600` right after its
     `FROM` (a safe fix; `--fix` applies it), or `ARG NAME` there when the value is a global
     `ARG`. Values that are paths (`UV_PYTHON=/opt/venv/bin/python`) are offered as unsafe fixes:
-    the path may not exist in that stage.
+    the path may not exist in that stage. A value that carries a credential
+    (`UV_INDEX_URL=https://user:token@…`) is never copied into another stage, where it would ship
+    in the image's config: that fix (display-only) is a build secret for the RUN that needs it
+    (`RUN --mount=type=secret,id=uv_index_url,env=UV_INDEX_URL …`), or an `ARG` given at build time.
     """
     done: set[tuple[int, str]] = set()
     extra_lines: dict[tuple[int, str], list[int]] = {}

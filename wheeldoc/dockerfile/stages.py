@@ -484,6 +484,5 @@ def analyze(df: Dockerfile, build_args: Mapping[str, str] | None = None) -> Buil
 
 def _resolve_stage(ref: str, names: Mapping[str, int], count: int) -> int | None:
     if ref.isdecimal() and ref.isascii():
-        i = int(ref)
-        return i if i < count else None
+        return int(ref) if len(ref) <= 9 and int(ref) < count else None
     return names.get(ref.lower())

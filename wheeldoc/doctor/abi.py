@@ -73,8 +73,17 @@ class EnvDistribution(MemberSource):
             raise InputError(self.path, "listed in RECORD but missing", member=name)
         ctx = self.fs.open_buffer(full)
         buf = ctx.__enter__()
-        return MemberData(self.path, name, buf, expected_sha256=m.sha256,
+        data = MemberData(self.path, name, buf, expected_sha256=m.sha256,
                           close=lambda: ctx.__exit__(None, None, None))
+        if m.sha256:
+            # The outcome is cached under a key made from RECORD's digests: the bytes read must
+            # be the bytes RECORD names, or a lying RECORD would store its verdict for an honest one.
+            try:
+                data.verified_sha256()
+            except InputError:
+                data.close()
+                raise
+        return data
 
 
 def check(facts: EnvFacts, ctx: Context, cache) -> tuple[list[AbiResult], list[Finding], str | None]:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.safeload import small_int
 from wheeldoc.environment.fs import FileSystem
 from wheeldoc.lockfile.source import canonical_name
 
@@ -195,6 +196,9 @@ def read_distribution(fs: FileSystem, site_packages: str, dist_info: str) -> Dis
 
 def _read_metadata_head(fs: FileSystem, path: str) -> str:
     """The header block of METADATA (up to the first blank line), read in bounded steps."""
+    size = fs.size(path)  # the limit holds for the file, even where its headers end early
+    if size > MAX_METADATA_BYTES:
+        raise LimitExceeded(fs.where(path), f"METADATA is {size:,} bytes (limit {MAX_METADATA_BYTES:,})")
     n = METADATA_HEAD
     while True:
         data = fs.head(path, n)
@@ -242,7 +246,7 @@ def parse_record(text: str) -> tuple[RecordEntry, ...]:
         digest = row[1] if len(row) > 1 else ""
         size_s = row[2] if len(row) > 2 else ""
         out.append(RecordEntry(row[0], digest[7:] if digest.startswith("sha256=") else None,
-                               int(size_s) if size_s.isdigit() else None))
+                               small_int(size_s)))
     return tuple(out)
 
 
@@ -257,12 +261,14 @@ def _small_text(fs: FileSystem, path: str, problems: list[str]) -> str | None:
 
 
 def _parse_direct_url(text: str, problems: list[str]) -> DirectUrl | None:
+    from wheeldoc.core.safeload import load_json
+
     try:
-        raw = json.loads(text)
+        raw = load_json(text, "direct_url.json")
         url = raw["url"]
         if not isinstance(url, str):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (InputError, KeyError, TypeError):
         problems.append("direct_url.json is not valid PEP 610 JSON")
         return None
     dir_info = raw.get("dir_info") if isinstance(raw.get("dir_info"), dict) else {}
@@ -306,22 +312,48 @@ def read_torch_build(fs: FileSystem, dist: Distribution) -> TorchBuild | None:
         version_file=version_file)
 
 
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*(?::[^=\n]{0,200})?=[ \t]*(.*?)[ \t]*(?:#[^\n]*)?$")
+_STRING = re.compile(r"""[rRuU]?(?:'(?:[^'\\\n]|\\.){0,4096}'|"(?:[^"\\\n]|\\.){0,4096}")$""")
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def parse_version_py(data: bytes, where: str) -> dict[str, object]:
-    """Top-level `NAME = <constant>` assignments of a Python file (parsed, never executed)."""
+    """Top-level `NAME = <constant>` assignments of a Python file, read line by line: a string
+    literal of one line (4 KiB at most), True, False, None or a small integer. Never executed,
+    never compiled whole (a hostile file nested 100,000 levels deep costs one pass over it)."""
+    import ast
+
     try:
-        tree = ast.parse(data, filename=where)
-    except (SyntaxError, ValueError) as e:
-        raise InputError(where, f"not valid Python: {e}", line=getattr(e, "lineno", None)) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(where, f"not valid Python: not UTF-8 ({e.reason})", offset=e.start) from None
     out: dict[str, object] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            target, value = node.target, node.value
-        else:
+    quote = None  # inside a triple-quoted string that spans lines
+    for line in text.splitlines():
+        if quote is not None:
+            if line.count(quote) % 2:
+                quote = None
             continue
-        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
-            out[target.id] = value.value
+        for q in ('"""', "'''"):
+            if line.count(q) % 2:
+                quote = q
+        if quote is not None or not line or line[0] in " \t#":
+            continue  # indented: not top level
+        m = _ASSIGN.match(line)
+        if m is None:
+            continue
+        name, value = m[1], m[2]
+        if value in _CONSTANTS:
+            out[name] = _CONSTANTS[value]
+        elif small_int(value) is not None:
+            out[name] = small_int(value)
+        elif _STRING.match(value):
+            try:  # one short string literal: ast.literal_eval cannot nest here
+                lit = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(lit, str):
+                out[name] = lit
     return out
 
 

@@ -18,6 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.files import open_fd, open_regular
 
 
 class FileSystem(Protocol):
@@ -71,7 +72,7 @@ class HostFileSystem:
 
     def read(self, path: str, max_bytes: int) -> bytes:
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 data = f.read(max_bytes + 1)
         except OSError as e:
             raise InputError(path, f"cannot read: {e.strerror or e}") from None
@@ -81,7 +82,7 @@ class HostFileSystem:
 
     def head(self, path: str, n: int) -> bytes:
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 return f.read(n)
         except OSError as e:
             raise InputError(path, f"cannot read: {e.strerror or e}") from None
@@ -90,7 +91,7 @@ class HostFileSystem:
     def open_buffer(self, path: str) -> Iterator[memoryview]:
         """The whole file as a read-only buffer (an mmap; nothing is copied)."""
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = open_fd(path)  # a FIFO is refused here, never opened blocking
         except OSError as e:
             raise InputError(path, f"cannot open: {e.strerror or e}") from None
         try:

@@ -14,7 +14,7 @@ import struct
 from dataclasses import dataclass
 from typing import Literal
 
-from wheeldoc.core.errors import InputError
+from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import ElfFile, Section, is_elf
 from wheeldoc.environment.fs import FileSystem
 
@@ -103,12 +103,21 @@ def read_dynamic(buf, where: str) -> DynamicInfo:
     soname = None
     rpath: tuple[str, ...] = ()
     runpath: tuple[str, ...] = ()
+    # Names read: at most 4x .dynstr + 64 KiB in all (entries that all name one long string
+    # would otherwise cost entries x its length).
+    limit = 4 * len(strs) + (1 << 16)
+    left = limit
     for i in range(min(len(data) // step, MAX_DYNAMIC_ENTRIES)):
         tag, val = struct.unpack_from(fmt, data, i * step)
         if tag == DT_NULL:
             break
         if tag in (DT_NEEDED, DT_SONAME, DT_RPATH, DT_RUNPATH):
             s = _cstr(strs, val, where, strtab.offset)
+            left -= len(s) + 1
+            if left < 0:
+                raise LimitExceeded(where, f"names read from .dynstr exceed {limit:,} bytes (the limit: "
+                                    "4x the table + 65,536): dynamic entries that all name one long "
+                                    "string", offset=dyn.offset + i * step)
             if tag == DT_NEEDED:
                 needed.append(s)
             elif tag == DT_SONAME:

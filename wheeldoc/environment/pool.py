@@ -27,7 +27,7 @@ def _workers(n: int) -> int:
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
     forced = os.environ.get("WHEELDOC_WORKERS", "")
-    if forced.isdigit() and int(forced) > 0:  # for tests and benchmarks
+    if forced.isascii() and forced.isdigit() and len(forced) < 4 and int(forced) > 0:  # for tests and benchmarks
         return max(1, min(int(forced), n))
     if cpus < MIN_CPUS:
         return 1
@@ -49,26 +49,36 @@ def _cache_root(cache) -> str | None:
     return str(cache.root) if cache is not None else None
 
 
-def _read_one(path: str, key: str | None, cache_root: str | None):
-    """Worker: one library's facts (stored in the cache when it has a key)."""
+def _stored(value: dict) -> dict:
+    return {k: v for k, v in value.items() if k != "digest_ok"}
+
+
+def _read_one(path: str, key: str | None, cache_root: str | None, expect: str | None = None):
+    """Worker: one library's facts (stored in the cache when it has a key and its bytes hash to
+    the digest the key was made from)."""
     from wheeldoc.environment.scan import SCAN_VERSION, read_library
     from wheeldoc.core.errors import InputError
     from wheeldoc.environment.fs import HOST
 
     try:
-        value = read_library(HOST, path)
+        value = read_library(HOST, path, expect=expect if cache_root and key else None)
     except InputError as e:
         return path, None, e.message
-    if cache_root and key:
+    if cache_root and key and value.get("digest_ok", True):
         from wheeldoc.core.cache import Cache
 
-        Cache(cache_root).put("doctor-lib", key, SCAN_VERSION, value)
+        Cache(cache_root).put("doctor-lib", key, SCAN_VERSION, _stored(value))
     return path, value, None
 
 
 def read_libraries(fs, misses: list[tuple[str, str | None, int]], cache, progress: Callable | None,
-                   done: int, total: int, files: int) -> Iterator[tuple[str, dict | None, str | None]]:
-    """(path, facts, error) for each (path, cache key, size) not in the cache, in any order."""
+                   done: int, total: int, files: int, expect: dict[str, str] | None = None,
+                   ) -> Iterator[tuple[str, dict | None, str | None]]:
+    """(path, facts, error) for each (path, cache key, size) not in the cache, in any order.
+
+    `expect` maps a path to the sha256 (hex) its key was made from (RECORD's claim): the facts
+    are cached only when the bytes read hash to it, so a lying RECORD caches nothing."""
+    expect = expect or {}
     from wheeldoc.environment.scan import SCAN_VERSION, read_library
     from wheeldoc.core.errors import InputError
     from wheeldoc.environment.fs import HostFileSystem
@@ -81,12 +91,12 @@ def read_libraries(fs, misses: list[tuple[str, str | None, int]], cache, progres
             if progress:
                 progress(path, done, total, files)
             try:
-                value = read_library(fs, path)
+                value = read_library(fs, path, expect=expect.get(path) if cache is not None and key else None)
             except InputError as e:
                 yield path, None, e.message
             else:
-                if cache is not None and key:
-                    cache.put("doctor-lib", key, SCAN_VERSION, value)
+                if cache is not None and key and value.get("digest_ok", True):
+                    cache.put("doctor-lib", key, SCAN_VERSION, _stored(value))
                 yield path, value, None
             done += size
         return
@@ -96,7 +106,7 @@ def read_libraries(fs, misses: list[tuple[str, str | None, int]], cache, progres
     # the biggest files first, so one large library does not finish last on its own
     order = sorted(misses, key=lambda m: -m[2])
     with pool:
-        futures = [pool.submit(_read_one, path, key, root) for path, key, _ in order]
+        futures = [pool.submit(_read_one, path, key, root, expect.get(path)) for path, key, _ in order]
         for fut in as_completed(futures):
             path, value, error = fut.result()
             done += sizes[path]

@@ -22,6 +22,7 @@ import json
 import os
 import posixpath
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -207,7 +208,7 @@ class Environment:
 # -- locating ------------------------------------------------------------------------------
 
 def locate_environment(*, python: str | None = None, site_packages: str | None = None,
-                       timeout: float = PYTHON_TIMEOUT) -> EnvironmentLocation:
+                       timeout: float | None = None) -> EnvironmentLocation:
     """The running interpreter's environment, another interpreter's, or one folder's."""
     if python and site_packages:
         raise ValueError("give either python or site_packages, not both")
@@ -218,32 +219,95 @@ def locate_environment(*, python: str | None = None, site_packages: str | None =
     return _location_from_query(_running_interpreter(), "running")
 
 
-def query_interpreter(python: str, *, timeout: float = PYTHON_TIMEOUT) -> dict:
-    """Run `python -I -S -c <snippet>` (stdlib only) and return its sysconfig facts."""
-    if not os.path.exists(python):
-        raise InputError(python, "no such interpreter")
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+def query_interpreter(python: str, *, timeout: float | None = None) -> dict:
+    """Run `python -I -S -c <snippet>` (stdlib only) and return its sysconfig facts.
+
+    This is the one place wheeldoc runs a program it was pointed at (`--python`), and the user
+    named it. It runs in a session of its own, with no stdin, for at most `timeout` seconds
+    (PYTHON_TIMEOUT, or WHEELDOC_PYTHON_TIMEOUT), and its output is read up to MAX_QUERY_OUTPUT
+    bytes; when it ends (or is stopped), every process left in its process group is killed, so
+    nothing it forked outlives the query (a child that starts a session of its own can escape;
+    that needs a container to prevent)."""
+    import selectors
+    import signal
+    import time
+
+    if timeout is None:
         try:
-            proc = subprocess.run([python, "-I", "-S", "-c", _QUERY], stdin=subprocess.DEVNULL,
-                                  stdout=out, stderr=err, timeout=timeout, check=False)
-        except subprocess.TimeoutExpired:
-            raise InputError(python, f"interpreter did not answer within {timeout:g} s") from None
-        except OSError as e:
-            raise InputError(python, f"cannot run interpreter: {e.strerror or e}") from None
-        out.seek(0)
-        data = out.read(MAX_QUERY_OUTPUT + 1)
-        err.seek(0)
-        tail = err.read(2000).decode("utf-8", "replace").strip().splitlines()
+            timeout = float(os.environ.get("WHEELDOC_PYTHON_TIMEOUT", PYTHON_TIMEOUT))
+        except ValueError:
+            timeout = PYTHON_TIMEOUT
+    from wheeldoc.core.files import kind
+
+    try:
+        st = os.stat(python)
+    except OSError:
+        raise InputError(python, "no such interpreter") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(python, f"not an interpreter: {kind(st.st_mode)}")
+    try:
+        proc = subprocess.Popen([python, "-I", "-S", "-c", _QUERY], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise InputError(python, f"cannot run interpreter: {e.strerror or e}") from None
+    chunks: dict = {proc.stdout: [], proc.stderr: []}
+    sizes = {proc.stdout: 0, proc.stderr: 0}
+    caps = {proc.stdout: MAX_QUERY_OUTPUT + 1, proc.stderr: 2000}
+    deadline = time.monotonic() + timeout
+    timed_out = too_long = False
+    try:
+        with selectors.DefaultSelector() as sel:
+            for f in chunks:
+                sel.register(f, selectors.EVENT_READ)
+            while sel.get_map() and not too_long:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                if proc.poll() is not None:  # it answered; what it forked may still hold the pipes
+                    try:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                for key, _ in sel.select(min(left, 0.1)):
+                    piece = os.read(key.fd, 65536)
+                    if not piece:
+                        sel.unregister(key.fileobj)
+                        continue
+                    f = key.fileobj
+                    if sizes[f] < caps[f]:
+                        chunks[f].append(piece[: caps[f] - sizes[f]])
+                    sizes[f] += len(piece)
+                    if sizes[proc.stdout] > MAX_QUERY_OUTPUT:
+                        too_long = True  # enough: the answer is too long already
+                        break
+        if not timed_out and not too_long:
+            try:
+                proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the interpreter, if still there, and all it forked
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    if timed_out:
+        raise InputError(python, f"interpreter did not answer within {timeout:g} s (killed)")
+    data = b"".join(chunks[proc.stdout])
+    tail = b"".join(chunks[proc.stderr]).decode("utf-8", "replace").strip().splitlines()
+    if sizes[proc.stdout] > MAX_QUERY_OUTPUT:
+        raise LimitExceeded(python, f"interpreter printed more than {MAX_QUERY_OUTPUT:,} bytes")
     if proc.returncode != 0:
         why = tail[-1] if tail else f"exit status {proc.returncode}"
         raise InputError(python, f"interpreter query failed: {why}")
-    if len(data) > MAX_QUERY_OUTPUT:
-        raise LimitExceeded(python, f"interpreter printed more than {MAX_QUERY_OUTPUT:,} bytes")
     try:
         facts = json.loads(data)
         if not isinstance(facts, dict) or not isinstance(facts.get("markers"), dict):
             raise ValueError
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InputError(python, "interpreter query printed no JSON (is this a Python interpreter?)") from None
     return facts
 
@@ -264,9 +328,11 @@ def _running_interpreter() -> dict:
 
 def _system_site_enabled(prefix: str) -> bool:
     try:
-        with open(os.path.join(prefix, "pyvenv.cfg"), encoding="utf-8", errors="replace") as f:
-            return any(k.strip().lower() == "include-system-site-packages" and v.strip().lower() == "true"
-                       for k, _, v in (line.partition("=") for line in f))
+        from wheeldoc.core.files import read_text
+
+        text = read_text(os.path.join(prefix, "pyvenv.cfg"), errors="replace")
+        return any(k.strip().lower() == "include-system-site-packages" and v.strip().lower() == "true"
+                   for k, _, v in (line.partition("=") for line in text.splitlines()))
     except OSError:
         return False
 
@@ -460,10 +526,17 @@ def scan_libraries(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[
                    progress: Progress | None = None) -> tuple[tuple[SharedLibrary, ...], list[SkippedFile]]:
     """The headers of every shared object a distribution's RECORD lists, plus unlisted ones in
     top-level `*.libs/` folders (auditwheel's vendored libraries)."""
+    from wheeldoc.environment.scan import outside_site_packages
+
     todo: dict[str, tuple[str | None, bool]] = {}
+    skipped: list[SkippedFile] = []
     for d in dists:
         for rel in d.shared_objects():
             if is_shared_object(rel):
+                if outside_site_packages(rel):  # never read from wherever it points on the host
+                    skipped.append(SkippedFile(fs.where(d.dist_info_path), f"RECORD row {rel[:200]!r} "
+                                               "points outside site-packages: refused, not read"))
+                    continue
                 path = d.file_path(rel)
                 todo.setdefault(path, (d.name, _in_libs_dir(path, d.site_packages)))
     for sp in site_packages:
@@ -477,7 +550,6 @@ def scan_libraries(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[
     if len(todo) > MAX_LIBRARIES:
         raise LimitExceeded(fs.where(site_packages[0]), f"{len(todo):,} shared objects (limit {MAX_LIBRARIES:,})")
     libs: list[SharedLibrary] = []
-    skipped: list[SkippedFile] = []
     for i, (path, (owner, vendored)) in enumerate(todo.items()):
         if progress:
             progress(path, i, len(todo))

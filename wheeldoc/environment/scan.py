@@ -26,6 +26,7 @@ from wheeldoc.core.errors import InputError
 from wheeldoc.environment.reader import Distribution, FileSystem, HostFileSystem, SkippedFile
 from wheeldoc.environment.libs import SharedLibrary, is_shared_object, library_kind, read_dynamic
 from wheeldoc.kernels.fatbin import Fatbin
+from wheeldoc.core.files import open_regular
 
 SCAN_VERSION = "2"
 MAX_LIBRARIES = 200_000
@@ -84,8 +85,17 @@ def record_digests(dist: Distribution) -> dict[str, str]:
     return out
 
 
-def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribution, ...]):
-    """(path, owner, vendored, RECORD sha256 hex or None), as `scan_libraries` orders them."""
+def outside_site_packages(rel: str) -> bool:
+    """A RECORD path that is absolute or climbs out of site-packages (`../`)."""
+    norm = posixpath.normpath(rel.replace("\\", "/"))
+    return norm.startswith(("/", "../")) or norm == ".." or (len(norm) > 1 and norm[1] == ":")
+
+
+def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribution, ...],
+          refused: list | None = None):
+    """(path, owner, vendored, RECORD sha256 hex or None), as `scan_libraries` orders them;
+    RECORD rows outside site-packages go to `refused` as (distribution, row)."""
+    refused = refused if refused is not None else []
     from wheeldoc.environment.reader import _in_libs_dir, _owner_of
 
     todo: dict[str, tuple[str | None, bool, str | None]] = {}
@@ -93,6 +103,9 @@ def _todo(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distribut
         digests = record_digests(d)
         for rel in d.shared_objects():
             if is_shared_object(rel):
+                if outside_site_packages(rel):
+                    refused.append((d, rel))  # never read from wherever it points on the host
+                    continue
                 path = d.file_path(rel)
                 todo.setdefault(path, (d.name, _in_libs_dir(path, d.site_packages), digests.get(rel)))
     for sp in site_packages:
@@ -114,6 +127,8 @@ def _key(fs: FileSystem, path: str, digest: str | None) -> tuple[str | None, int
         except OSError:
             return None, None
         stamp = f"{st.st_size}|{st.st_mtime_ns}"
+        if not digest:  # no claim to verify: the file's identity on this host (ctime: set by the kernel)
+            stamp += f"|{st.st_dev}|{st.st_ino}|{st.st_ctime_ns}"
         size = st.st_size
     else:
         if not fs.is_file(path):
@@ -131,10 +146,14 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
     """Every shared object of the environment, with the fatbin headers of those with GPU code."""
     from wheeldoc.core.errors import LimitExceeded
 
-    todo = _todo(fs, site_packages, dists)
+    refused: list = []
+    todo = _todo(fs, site_packages, dists, refused)
     if len(todo) > MAX_LIBRARIES:
         raise LimitExceeded(fs.where(site_packages[0]), f"{len(todo):,} shared objects (limit {MAX_LIBRARIES:,})")
     out = Scan(fs=fs, cache=cache)
+    for d, rel in refused:
+        out.skipped.append(SkippedFile(fs.where(d.dist_info_path),
+                                       f"RECORD row {rel[:200]!r} points outside site-packages: refused, not read"))
     keyed = []
     for path, (owner, vendored, digest) in todo.items():
         key, size = _key(fs, path, digest)
@@ -165,11 +184,16 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
     done = total - sum(size for *_, size in misses)
     from wheeldoc.environment.pool import read_libraries
 
-    for path, value, error in read_libraries(fs, misses, cache, progress, done, total, len(keyed)):
+    expect = {path: todo[path][2] for path, _, _ in misses if todo[path][2]}
+    lying = False  # a file whose bytes do not hash to its RECORD digest: nothing composite is cached
+    for path, value, error in read_libraries(fs, misses, cache, progress, done, total, len(keyed), expect):
         if error is not None:
             out.skipped.append(SkippedFile(fs.where(path), error))
             values[path] = None
             continue
+        if value.pop("digest_ok", True) is False:
+            lying = True
+            out.keys.pop(path, None)  # no later cache (doctor's ABI and kernel rows) keys on it
         values[path] = value
     out.bytes_read = sum(size for p, _, size in misses if values.get(p) is not None)
     if progress:
@@ -180,7 +204,7 @@ def scan(fs: FileSystem, site_packages: tuple[str, ...], dists: tuple[Distributi
         slim.append(_slim(value))
         if value is not None:
             _add(out, path, owner, vendored, size or 0, value, fs)
-    if composite is not None and not out.skipped:
+    if composite is not None and not out.skipped and not lying:
         cache.put("doctor-scan", composite, SCAN_VERSION, slim)
     return out
 
@@ -210,16 +234,22 @@ def _restore(out: Scan, keyed, values, fs: FileSystem) -> bool:
     return True
 
 
-def read_library(fs: FileSystem, path: str) -> dict:
-    """The facts of one file, as a JSON value (what the cache stores)."""
+def read_library(fs: FileSystem, path: str, expect: str | None = None) -> dict:
+    """The facts of one file, as a JSON value (what the cache stores). With `expect` (the sha256
+    hex RECORD claims), the bytes read are hashed too, and `digest_ok` says whether they match:
+    the caller caches the facts under a key made from that claim only when they do."""
     from wheeldoc.kernels.facts import encode_fatbin
     from wheeldoc.binary.elffile import is_elf
     from wheeldoc.kernels.fatbin import open_fatbin, read_fatbin
 
     where = fs.where(path)
+    extra: dict = {}
+    # The digest is taken last, once the file has parsed: a file refused by a limit costs no hash.
     with fs.open_buffer(path) as buf:
         if path.endswith(".pyd"):
-            return {"format": "pe" if bytes(buf[:2]) == b"MZ" else "other"}
+            if expect is not None:
+                extra["digest_ok"] = hashlib.sha256(buf).hexdigest() == expect
+            return {"format": "pe" if bytes(buf[:2]) == b"MZ" else "other", **extra}
         if not is_elf(buf):
             raise InputError(where, "not an ELF file (bad magic)", offset=0)
         info = read_dynamic(buf, where)
@@ -227,11 +257,19 @@ def read_library(fs: FileSystem, path: str) -> dict:
         fb = None
         if info.gpu_sections and not isinstance(fs, HostFileSystem):
             fb = read_fatbin(buf, where)
+        if expect is not None and not isinstance(fs, HostFileSystem):
+            extra["digest_ok"] = hashlib.sha256(buf).hexdigest() == expect
     if info.gpu_sections and isinstance(fs, HostFileSystem):
         fb = open_fatbin(path)  # pread: keeps the resident set small on 1 GB libraries
+    if expect is not None and isinstance(fs, HostFileSystem):
+        try:
+            with open_regular(path) as fh:  # streamed: the resident set stays small
+                extra["digest_ok"] = hashlib.file_digest(fh, "sha256").hexdigest() == expect
+        except OSError:
+            extra["digest_ok"] = False
     return {"format": "elf", "needed": list(info.needed), "soname": info.soname, "rpath": list(info.rpath),
             "runpath": list(info.runpath), "gpu": list(info.gpu_sections), "machine": machine,
-            "fatbin": encode_fatbin(fb) if fb is not None and fb.containers else None}
+            "fatbin": encode_fatbin(fb) if fb is not None and fb.containers else None, **extra}
 
 
 def _add(out: Scan, path: str, owner, vendored: bool, size: int, value: dict | None, fs: FileSystem) -> None:

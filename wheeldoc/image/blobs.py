@@ -26,6 +26,7 @@ from typing import BinaryIO
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.image.tar import iter_members
+from wheeldoc.core.files import open_regular
 
 CHUNK = 1 << 20
 _DIGEST = re.compile(r"^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})$")
@@ -126,8 +127,12 @@ class DirStore:
         parent = os.path.realpath(os.path.dirname(path))
         if parent != self.root and not parent.startswith(self.root + os.sep):
             raise InputError(path, "blob folder lies outside the image layout (symbolic link)")
+        from wheeldoc.core.files import NotRegularFile, open_fd
+
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            fd = open_fd(path, getattr(os, "O_NOFOLLOW", 0))  # non-blocking open: a FIFO never hangs
+        except NotRegularFile as e:
+            raise InputError(path, f"blob is {e.strerror}") from None
         except FileNotFoundError:
             raise InputError(path, "blob is missing from the image layout") from None
         except OSError as e:
@@ -158,7 +163,7 @@ class TarStore:
     def __init__(self, path: str, limits: Limits, counter: Counter) -> None:
         self.path = path
         self.files: list[BinaryIO] = []
-        f = open(path, "rb")  # noqa: SIM115 - owned by the store, closed by close()
+        f = open_regular(path)  # noqa: SIM115 - owned by the store, closed by close()
         self.files.append(f)
         size = os.fstat(f.fileno()).st_size
         head = os.pread(f.fileno(), 4, 0)

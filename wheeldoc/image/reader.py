@@ -53,6 +53,9 @@ _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "amd64": "amd6
 _SITE = re.compile(r"^(?P<prefix>.*?)/lib(?:64)?/python(?P<ver>\d+\.\d+)t?/(?:site|dist)-packages$")
 MAX_GLOB_RESULTS = 100_000
 
+MEMBERS_FLOOR = 100_000  # tar members a layer may always hold
+MEMBER_BYTES = 16  # beyond that, one member per this many compressed bytes
+
 
 @dataclass(frozen=True)
 class HistoryEntry:
@@ -310,8 +313,19 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
             data = open_layer(store.open(name), where, limits, counter, digest=digest, diff_id=diff_id,
                               verify=verify)
             layers.append(data)
+            # Members cost memory (~1 KB each in the tree) however well they compress: a layer may
+            # hold MEMBERS_FLOOR of them, or one per MEMBER_BYTES compressed bytes when larger.
+            per_layer = max(MEMBERS_FLOOR, data.compressed_size // MEMBER_BYTES)
+            allowed = min(limits.max_members - counter.members, per_layer)
             with data.range.map() as buf:
-                members = list(iter_members(buf, where, max_members=limits.max_members - counter.members))
+                try:
+                    members = list(iter_members(buf, where, max_members=allowed))
+                except LimitExceeded as e:
+                    if allowed == per_layer:
+                        raise LimitExceeded(where, f"{e.message} in {data.compressed_size:,} compressed bytes "
+                                            f"(limit: {MEMBERS_FLOOR:,} per layer, or one per {MEMBER_BYTES} "
+                                            "compressed bytes)", offset=e.offset) from None
+                    raise
             counter.members += len(members)
             tree.apply_layer(i, members, where)
             infos.append(LayerInfo(i, digest, diff_id, media_type, data.compression, data.compressed_size,
@@ -327,11 +341,10 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
 # -- manifests -----------------------------------------------------------------------------
 
 def _json(store, name: str, limits: Limits) -> Any:
+    from wheeldoc.core.safeload import load_json
+
     raw = store.read_small(name, limits.max_json_bytes)
-    try:
-        return json.loads(raw)
-    except ValueError as e:
-        raise InputError(store.where(name), f"not valid JSON: {e}") from None
+    return load_json(raw, store.where(name))
 
 
 def _docker_manifest(store: TarStore, ref: str | None, limits: Limits):
@@ -441,10 +454,9 @@ def _check_digest(raw: bytes, digest: str, where: str) -> None:
 
 
 def _parse_config(raw: bytes, where: str, digest: str | None) -> ImageConfig:
-    try:
-        doc = json.loads(raw)
-    except ValueError as e:
-        raise InputError(where, f"image config is not valid JSON: {e}") from None
+    from wheeldoc.core.safeload import load_json
+
+    doc = load_json(raw, where, "image config")
     if not isinstance(doc, dict):
         raise InputError(where, "image config is not a JSON object")
     c = doc.get("config") if isinstance(doc.get("config"), dict) else {}

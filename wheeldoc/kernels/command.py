@@ -13,6 +13,8 @@ machinery nor rich: it is the one meant to race cuobjdump (bench/bench_kernels.p
 
 from __future__ import annotations
 
+from wheeldoc.core.files import open_regular
+
 import argparse
 import os
 import sys
@@ -49,7 +51,7 @@ def _project_config() -> bool:
         candidate = os.path.join(d, "pyproject.toml")
         if os.path.isfile(candidate):
             try:
-                with open(candidate, "rb") as fh:
+                with open_regular(candidate) as fh:
                     return b"[tool.wheeldoc" in fh.read()
             except OSError:
                 return True

@@ -17,14 +17,17 @@ import os
 import struct
 from typing import Iterator
 
-from wheeldoc.core.errors import InputError
+from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import ElfFile
 from wheeldoc.kernels.fatbin import FATBIN_MAGIC, FatbinContainer, walk_containers
+from wheeldoc.core.files import open_regular
 
 SECTIONS = (".rodata", ".lrodata", ".data", ".ldata", ".data.rel.ro")
 CHUNK = 16 << 20
 MAGIC = struct.pack("<I", FATBIN_MAGIC)
 HEAD = struct.Struct("<IHHQ")
+WALK_FACTOR = 4
+WALK_FLOOR = 1 << 20
 
 
 def _offsets(read, start: int, end: int) -> Iterator[int]:
@@ -55,22 +58,35 @@ def scan(buf, path: str, member: str | None = None,
         if sec is None or sec.type == sec.SHT_NOBITS or sec.offset + sec.size > len(buf):
             continue
         end = sec.offset + sec.size
+        # Candidates are walked at most WALK_FACTOR x the section's bytes in all: containers lie
+        # back to back, so honest walks cover each byte once; hostile candidates that overlap
+        # and fail at their end would cost candidates x section.
+        budget = WALK_FACTOR * sec.size + WALK_FLOOR
+        after = sec.offset  # a found container's bytes hold no other container
         for at in _offsets(read, sec.offset, end):
+            if at < after:
+                continue
             head = read(at, HEAD.size)
             if len(head) < HEAD.size:
                 continue
             _, version, hsize, fat_size = HEAD.unpack(head)
             if version != 1 or hsize != 16 or fat_size == 0 or at + 16 + fat_size > end:
                 continue
+            budget -= 16 + fat_size
+            if budget < 0:
+                raise LimitExceeded(path, f"candidate fatbin containers in {name} span more than "
+                                    f"{WALK_FACTOR}x its {sec.size:,} bytes (limit WALK_FACTOR): "
+                                    "overlapping containers", offset=at, member=member)
             try:
                 (c,) = walk_containers(buf, at, at + 16 + fat_size, path, member)
             except (InputError, ValueError):
                 continue  # four bytes that only look like a container
             found.append((name, c._replace(index=len(found))))
+            after = at + 16 + fat_size
     return tuple(found)
 
 
 def scan_file(path: str) -> tuple[tuple[str, FatbinContainer], ...]:
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
             return scan(mm, path, fd=fh.fileno())

@@ -22,6 +22,7 @@ from wheeldoc.kernels.load_model import (NO_BINARY_FOR_GPU, UNSUPPORTED_PTX_VERS
                                     predict_image, visible_entries)
 from wheeldoc.core.model import Skipped
 from wheeldoc.kernels.fatbin import Fatbin, FatbinContainer, FatbinEntry, open_fatbin, read_fatbin
+from wheeldoc.core.files import open_regular
 
 DEFAULT_ARCHS = ("sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_103", "sm_110", "sm_120",
                  "sm_121")
@@ -63,10 +64,19 @@ class Library:
                 try:
                     found = tuple((s, c) for s, c in self.find_embedded()
                                   if any(e.kind in LOADABLE for e in c.entries))
-                except (InputError, OSError):
+                except InputError as e:
                     found = ()
-            self._embedded.append(found)
+                    self._embedded.append(e.message)  # said in WD301's message (embedded_error)
+                except OSError:
+                    found = ()
+            self._embedded.insert(0, found)
         return self._embedded[0]
+
+    @property
+    def embedded_error(self) -> str | None:
+        """Why the data sections could not be scanned (a limit, a corrupt container), if so."""
+        self.embedded()
+        return self._embedded[1] if len(self._embedded) > 1 else None
 
 
 @dataclass
@@ -141,6 +151,8 @@ def _in_wheel(path: str, member, cache) -> Callable:
                     cache.discard("fatbin-embedded", key, CACHE_VERSION)
         with WheelArchive(path) as archive, archive.open(member.name) as data:
             found = scan(data.buf, path, member.name)
+            if key:
+                key = _verified_key(data, key)
         if key:
             fb = Fatbin(path, member.name, "embedded", None, None, None, (),
                         tuple(c for _, c in found))
@@ -161,7 +173,7 @@ def _read_directory(root: str, out: Inputs) -> None:
             if os.path.islink(path) or not os.path.isfile(path):
                 continue  # the file it points to is read under its own name
             try:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     if fh.read(4) != b"\x7fELF":
                         continue  # a linker script or a text file named *.so
                 fb = open_fatbin(path)
@@ -194,6 +206,18 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
                      _in_wheel(path, member, cache))
 
 
+def _verified_key(data, key: str) -> str | None:
+    """The cache key only when the bytes just read hash to it (RECORD's claim). A deflated
+    member was hashed while it inflated; a stored one is hashed here. The lookup uses RECORD's
+    digest, but nothing is ever stored under a digest the bytes did not produce, so a wheel whose
+    RECORD lies cannot change what a later honest wheel's report says."""
+    try:
+        digest = data.verified_sha256()
+    except InputError:
+        return None  # RECORD lies: the facts stand for this run, and are not kept
+    return key if digest == key else None
+
+
 def _member_fatbin(archive, member, cache) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
     reading the member (inflated into an anonymous temporary file when large)."""
@@ -209,6 +233,8 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
         if bytes(data.buf[:4]) != b"\x7fELF":
             return None
         fb = read_fatbin(data.buf, archive.path, member=member.name)
+        if key:
+            key = _verified_key(data, key)
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb

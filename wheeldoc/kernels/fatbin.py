@@ -20,6 +20,7 @@ from typing import NamedTuple
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, read_cubin, CubinInfo
 from wheeldoc.binary.elffile import Buffer, ElfFile, is_elf
+from wheeldoc.core.files import open_regular
 
 FATBIN_MAGIC = 0xBA55ED50
 CONTAINER = struct.Struct("<IHHQ")  # magic, version, header_size, fat_size
@@ -41,7 +42,8 @@ FLAG_FAMILY = 0x200000  # `f`
 MAX_ENTRY_HEADER = 1 << 16  # largest header seen is 120 bytes
 MAX_IMAGE = 1 << 30  # decompressed image bound (cuBLAS's largest is a few MB)
 MAX_PTX_HEAD = 1 << 16  # bytes of a .ptx file searched for .version/.target
-MAX_ENTRIES = 1 << 20  # entries per file (cuBLAS has 5,737)
+MAX_ENTRIES = 1 << 16  # entries per file (cuBLAS, the largest measured, has 5,737); checked per entry
+MAX_PADDING = 1 << 20  # zero bytes between two containers
 HEAD_READ = 128  # bytes read per entry header (headers seen: 64..120)
 
 
@@ -155,7 +157,7 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
     """
     path = os.fspath(path)
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             if os.fstat(fh.fileno()).st_size == 0:
                 raise InputError(path, "empty file", member=member)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
@@ -254,7 +256,7 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
         magic, version, hsize, fat_size = CONTAINER.unpack_from(head, 0)
         if magic != FATBIN_MAGIC:
             if not any(head[:8]):
-                pos += 8  # zero padding between containers
+                pos = _skip_zeros(reader, pos, end, path, member)  # padding between containers
                 continue
             raise InputError(path, f"bad fatbin container magic {magic:#010x}", offset=pos,
                              member=member)
@@ -270,11 +272,27 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
         entries = _walk_entries(reader, pos + hsize, cend, len(out), n_entries, path, member, first)
         n_entries += len(entries)
         if n_entries > MAX_ENTRIES:
-            raise LimitExceeded(path, f"more than {MAX_ENTRIES} fatbin entries", offset=pos,
+            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)", offset=pos,
                                 member=member)
         out.append(FatbinContainer(len(out), pos, version, hsize, fat_size, entries))
         pos = cend
     return tuple(out)
+
+
+def _skip_zeros(reader: _Reader, pos: int, end: int, path: str, member: str | None) -> int:
+    """The 8-aligned offset after the zero padding at `pos`, read in 64 KiB pieces; more than
+    MAX_PADDING bytes of it is refused (linkers pad containers to a few hundred bytes)."""
+    start = pos
+    while pos < end:
+        if pos - start > MAX_PADDING:
+            raise LimitExceeded(path, f"more than {MAX_PADDING:,} bytes of zero padding between fatbin "
+                                "containers (limit MAX_PADDING)", offset=start, member=member)
+        piece = reader.read(pos, min(1 << 16, end - pos))
+        rest = piece.lstrip(b"\0")
+        if rest:
+            return pos + (len(piece) - len(rest)) // 8 * 8
+        pos += len(piece)
+    return end
 
 
 def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
@@ -328,6 +346,9 @@ def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_ind
         else:
             out.append(entry)
         pos += hsize + psize
+        if first_index + len(out) > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
+            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)",
+                                offset=pos, member=member)
     return tuple(out)
 
 
@@ -455,7 +476,7 @@ def entry_image(source: Buffer | str | os.PathLike, entry: FatbinEntry, path: st
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source) if path is None else path
         try:
-            with open(source, "rb") as fh:
+            with open_regular(source) as fh:
                 size = os.fstat(fh.fileno()).st_size
                 return _image(_Reader(_Sized(size), fh.fileno()), entry, path, member, max_size)
         except OSError as exc:
@@ -541,7 +562,7 @@ def entry_cubin_info(source: Buffer | str | os.PathLike, entry: FatbinEntry,
 def container_bytes(source: Buffer | str | os.PathLike, container: FatbinContainer) -> bytes:
     """The raw bytes of one container (header + entries), e.g. for cuModuleLoadData."""
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as fh:
+        with open_regular(source) as fh:
             fh.seek(container.offset)
             return fh.read(container.end - container.offset)
     return bytes(source[container.offset:container.end])

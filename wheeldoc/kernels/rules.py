@@ -144,7 +144,9 @@ def no_kernel_image(load: LibraryLoad, ctx: Context) -> Iterator[Finding]:
     msg = (f"{which} code {load.gpu} can run: it carries {_has(load)}; loading fails with "
            f"{error} ({CODES.get(error, '?')})")
     if load.library.fatbin.format == "elf" and load.source != "embedded":
-        msg += " (and it keeps no container in its data sections)"
+        why = load.library.embedded_error
+        msg += (f" (its data sections were not scanned: {why})" if why
+                else " (and it keeps no container in its data sections)")
     fix = Fix(f"Install a build with an {_runs_on(load)} cubin ({_gencode(load)}) or PTX "
               f"for compute_{load.cc[0]}{load.cc[1]} or older")
     yield _finding("WD301", load, msg, _evidence(failing, _container), fix)

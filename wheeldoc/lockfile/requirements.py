@@ -187,9 +187,14 @@ def _logical_lines(text: str):
         yield start, " ".join(p.strip() for p in parts).strip(), comment
 
 
+MAX_SHLEX = 64 * 1024  # shlex reads a character at a time in Python: ~1 s per MB
+
+
 def _option_tokens(s: str) -> list[str]:
     import shlex
 
+    if len(s) > MAX_SHLEX or not any(c in s for c in "'\"\\#"):  # nothing for shlex to unquote
+        return s.split()
     try:
         return shlex.split(s, posix=True)
     except ValueError:

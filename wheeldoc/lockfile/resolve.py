@@ -53,6 +53,8 @@ def uv_binary(purpose: str = "`--resolve`") -> str:
 
 def compile_args(path: Path, args: argparse.Namespace, target: Target, output: str) -> list[str]:
     argv = ["pip", "compile", str(path), "-o", output, "--quiet", "--no-header"]
+    if not getattr(args, "allow_build", False):
+        argv.append("--no-build")  # building runs a package's own code: only with --allow-build
     if args.index_url:
         argv += ["--index-url", args.index_url]
     for url in args.extra_index_url:
@@ -83,7 +85,11 @@ def resolve(path: Path, args: argparse.Namespace, target: Target) -> Lockfile:
             raise InputError(str(path), f"uv pip compile did not finish in {RESOLVE_TIMEOUT_S} s") from None
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["(no output)"])
-            raise InputError(str(path), "uv pip compile failed: " + " ".join(last[-3:])[:500])
+            why = " ".join(last[-3:])[:500]
+            if "--no-build" in argv and "uild" in why and ("disabled" in why or "no-build" in why):
+                why += (" (wheeldoc resolves from wheels only; --allow-build lets uv build, "
+                        "which runs the package's build backend)")
+            raise InputError(str(path), "uv pip compile failed: " + why)
         text = Path(out).read_text(encoding="utf-8")
     digest = hashlib.sha256((str(path.resolve()) + "\0" + text).encode()).hexdigest()[:16]
     saved = folder / f"{path.stem}-{digest}.lock.txt"
@@ -91,7 +97,7 @@ def resolve(path: Path, args: argparse.Namespace, target: Target) -> Lockfile:
     tmp_saved.write_text(text, encoding="utf-8")
     os.replace(tmp_saved, saved)
     shown = argv[:3] + argv[5:]  # drop the temporary -o and --quiet/--no-header noise
-    shown = [a for a in shown if a not in ("--quiet", "--no-header")]
+    shown = [a for a in shown if a not in ("--quiet", "--no-header")]  # --no-build stays: it is how it ran
     lock = parse_requirements(str(saved), text)
     return dataclasses.replace(lock, tool="uv pip compile",
                                tool_command="uv " + shlex.join(shown) + " -o requirements.lock")

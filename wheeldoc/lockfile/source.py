@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.files import open_regular
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -195,7 +196,7 @@ def read_text(path: str | os.PathLike[str], max_bytes: int = MAX_LOCK_BYTES) -> 
             f"{max_bytes / 2**20:.0f} MiB",
         )
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             data = f.read(max_bytes + 1)
     except OSError as e:
         raise InputError(p, f"cannot read: {e.strerror or e}") from None
@@ -302,11 +303,18 @@ def find_lockfiles(directory: str | os.PathLike[str], *, recursive: bool = False
 def toml_loads(path: str, text: str) -> dict:
     import tomli
 
+    from wheeldoc.core.safeload import MAX_DEPTH, depth, load_toml
+
     try:
-        return tomli.loads(text)
+        doc = tomli.loads(text)
     except tomli.TOMLDecodeError as e:
         msg = getattr(e, "msg", None) or str(e).split(" (at ")[0]
         raise InputError(path, f"invalid TOML: {msg}", line=getattr(e, "lineno", None)) from None
+    except (RecursionError, ValueError, MemoryError):  # nesting, or an integer of 4,300+ digits
+        return load_toml(text, path)  # raises the InputError that names what went wrong
+    if depth(doc) > MAX_DEPTH:
+        raise InputError(path, f"TOML nests deeper than {MAX_DEPTH} levels (limit MAX_DEPTH)")
+    return doc
 
 
 _NAME_AFTER_HEADER = re.compile(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable
 from wheeldoc.core.engine import EXIT_FINDINGS, EXIT_OK, exit_code
 from wheeldoc.core.errors import InputError
 from wheeldoc.core.model import Report
+from wheeldoc.core.redact import redact_json_text, redact_text
 from wheeldoc.core.terminal import escape_controls, stderr_line, terminal_width, use_color
 
 if TYPE_CHECKING:
@@ -66,9 +67,12 @@ def emit(report: Report, settings: Settings, sections: tuple[Callable, ...] = ()
 def deliver(text: str, report: Report, settings: Settings, *, styled: bool = False) -> int:
     """Write a rendered report (file or stdout), repeat input errors on stderr, return the exit code.
 
+    JSON and SARIF have their credentials masked value by value (never through the escaped text);
     `styled`: the text carries our own colour codes, and its pieces were escaped before styling
     (`render.text._to_rich`); anything else in a text format is escaped here, whole."""
-    if settings.is_text and not styled:
+    if settings.fmt in ("json", "sarif"):
+        text = redact_json_text(text)
+    elif not styled:
         text = escape_controls(text)
     write_text(text, settings.output)
     for f in report.findings:
@@ -78,7 +82,9 @@ def deliver(text: str, report: Report, settings: Settings, *, styled: bool = Fal
 
 
 def write_text(text: str, output: str | None) -> None:
-    """stdout, or `-o FILE`; a file that cannot be written is an input error (exit 2), not a crash."""
+    """The one door out for reports and listings: credentials masked (`core.redact`), then the
+    file given with `-o` (one that cannot be written is an input error, exit 2), or stdout."""
+    text = redact_text(text)
     if not output:
         sys.stdout.write(text)
         return
@@ -86,3 +92,11 @@ def write_text(text: str, output: str | None) -> None:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as e:
         raise InputError(output, f"cannot write the report: {e.strerror or e}") from None
+
+
+write = write_text
+
+
+def say(line: str) -> None:
+    """One line on stderr (errors, notes): control characters escaped, credentials masked."""
+    stderr_line(line)

@@ -1,0 +1,205 @@
+"""Generators of small inputs that cost minutes or gigabytes when read naively, and the places
+each verb meets them (a library on disk, inside a wheel, installed in site-packages, in an image)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+from tests import imagefactory as im
+from tests.hostile import elfgen as eg
+
+# -- ELF shapes ------------------------------------------------------------------------------------
+
+def needed_unterminated(n: int = 100_000, length: int = 64 << 10) -> bytes:
+    """`n` DT_NEEDED entries all naming one unterminated `length`-byte string."""
+    return eg.shared_object(b"\0" + b"A" * length, [(eg.DT_NEEDED, 1)] * n)
+
+
+def symbols_one_string(n: int = 60_000, length: int = 8 << 20) -> bytes:
+    """`n` dynamic symbols whose names all point at one 8 MB string."""
+    return eg.shared_object(b"\0" + b"B" * length + b"\0", [], [1] * n)
+
+
+def verneed_product(records: int = 16_000, entries: int = 16_000) -> bytes:
+    """.gnu.version_r: `records` records whose aux chains all run through one chain of `entries`."""
+    strtab = b"\0libc.so.6\0GLIBC_2.2.5\0"
+    body = bytearray()
+    for i in range(records):
+        aux = (records - i) * 16  # every record's chain starts at the shared aux area
+        body += struct.pack("<HHIII", 1, entries, 1, aux, 16 if i < records - 1 else 0)
+    for j in range(entries):
+        body += struct.pack("<IHHII", 0, 0, 2 + j % 30000, 11, 16 if j < entries - 1 else 0)
+    sec = eg.Sec(".gnu.version_r", eg.SHT_VERNEED, bytes(body), link=1, info=records)
+    return eg.shared_object(strtab, [(eg.DT_NEEDED, 1)], extra=[sec])
+
+
+def needed_times_runpath(n: int = 20_000, dirs: int = 20_000) -> bytes:
+    """`n` distinct DT_NEEDED names (none exists) and a RUNPATH of `dirs` folders."""
+    names = [f"libn{i}.so".encode() for i in range(n)]
+    runpath = b":".join(f"$ORIGIN/d{i}".encode() for i in range(dirs))
+    strtab = bytearray(b"\0")
+    offs = []
+    for name in names:
+        offs.append(len(strtab))
+        strtab += name + b"\0"
+    rp = len(strtab)
+    strtab += runpath + b"\0"
+    return eg.shared_object(bytes(strtab), [(eg.DT_NEEDED, o) for o in offs] + [(eg.DT_RUNPATH, rp)])
+
+
+def section_names_unterminated(n: int = 60_000, length: int = 64 << 10) -> bytes:
+    """`n` sections all named by one unterminated `length`-byte section-name string."""
+    secs = [eg.Sec("", eg.SHT_PROGBITS, b"") for _ in range(n)]
+    data = eg.elf(secs)
+    # point every section name at offset 1 of a name table that is all 'C', no terminator
+    shoff = struct.unpack_from("<Q", data, 0x28)[0]
+    shnum = struct.unpack_from("<H", data, 0x3C)[0]
+    body = bytearray(data[:shoff])
+    names_at = len(body)
+    body += b"C" * length
+    table = bytearray(data[shoff:])
+    for i in range(1, shnum):
+        struct.pack_into("<I", table, i * 64, 1)
+    struct.pack_into("<QQ", table, (shnum - 1) * 64 + 24, names_at, length)  # .shstrtab: offset, size
+    out = body + table
+    struct.pack_into("<Q", out, 0x28, len(body))
+    return bytes(out)
+
+
+def overlapping_containers(n: int = 20_000) -> bytes:
+    """.rodata holding `n` entry headers, each hiding a container header (8-aligned) whose
+    entries run to the section end, where the last entry is broken: every candidate walks
+    the rest of the section before it fails."""
+    rest = []
+    for i in range(n):
+        rest.append(None)
+    blob = bytearray()
+    size = n * 80
+    for i in range(n):
+        inner_at = i * 80 + 64
+        fat = size - inner_at - 16
+        psize = 0 if i < n - 1 else 1 << 40  # the last entry runs past every container
+        blob += eg.entry(hsize=80, psize=psize, extra=eg.container(fat))
+    rodata = eg.Sec(".rodata", eg.SHT_PROGBITS, bytes(blob))
+    # a .nv_fatbin with nothing for the target (one sm_75 entry): the data sections get scanned
+    nv = eg.Sec(".nv_fatbin", eg.SHT_PROGBITS, eg.container(64 + 16) + eg.entry(psize=16, sm=75) + bytes(16))
+    return eg.shared_object(b"\0", [], extra=[nv, rodata])
+
+
+def sparse_padding(path: Path, gib: float = 1.0) -> Path:
+    """A library whose .nv_fatbin is a sparse gigabyte of zeros after one valid container."""
+    first = eg.container(80) + eg.entry(hsize=64, psize=16) + bytes(16)
+    head = eg.elf([eg.Sec(".nv_fatbin", eg.SHT_PROGBITS, b"")])
+    at = len(head) + (-len(head) % 8)
+    size = int(gib * (1 << 30))
+    data = eg.elf([eg.Sec(".nv_fatbin", eg.SHT_PROGBITS, b"", size=size, offset=at)])
+    with open(path, "wb") as fh:
+        fh.write(data.ljust(at, b"\0"))
+        fh.write(first)
+    os.truncate(path, at + size)
+    return path
+
+
+def many_entries(path: Path, n: int = 1_200_000) -> Path:
+    """A bare fatbin: one container of `n` empty 64-byte entries (77 MB on disk)."""
+    one = eg.entry(hsize=64, psize=0)
+    with open(path, "wb") as fh:
+        fh.write(eg.container(n * 64))
+        fh.write(one * n)
+    return path
+
+
+# -- where the verbs meet a library ----------------------------------------------------------------
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def _dist_files(lib: bytes, name: str) -> dict[str, bytes]:
+    info = "pkg-1.0.dist-info"
+    files = {f"pkg/{name}": lib, "pkg/__init__.py": b"",
+             f"{info}/METADATA": b"Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n",
+             f"{info}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: py3-none-linux_x86_64\n"}
+    rows = [f"{n},sha256={_b64(d)},{len(d)}" for n, d in files.items()]
+    files[f"{info}/RECORD"] = ("\n".join(rows) + f"\n{info}/RECORD,,\n").encode()
+    return files
+
+
+def wheel(dest: Path, lib: bytes, name: str = "_ext.so") -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "pkg-1.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for n, d in _dist_files(lib, name).items():
+            zf.writestr(n, d)
+    return path
+
+
+def site(dest: Path, lib: bytes, name: str = "_ext.so") -> Path:
+    for n, d in _dist_files(lib, name).items():
+        p = dest / n
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(d)
+    return dest
+
+
+def image(dest: Path, lib: bytes, name: str = "_ext.so") -> Path:
+    sp = "usr/lib/python3.12/site-packages"
+    entries = [im.file_("usr/bin/python3.12", b"", 0o755)]
+    entries += [im.file_(f"{sp}/{n}", d) for n, d in _dist_files(lib, name).items()]
+    return im.write_docker_save(dest, [im.layer(entries)], im.config())
+
+
+GPU = ("--gpu", "h200", "--driver", "580.95.05")
+
+
+def placements(tmp: Path, lib: bytes, name: str = "_ext.so") -> dict[str, tuple[str, ...]]:
+    """verb -> argv, for every verb that reads a library: the file, a wheel, site-packages, an image."""
+    so = tmp / name
+    so.write_bytes(lib)
+    whl = wheel(tmp / "wheel", lib, name)
+    sp = site(tmp / "site", lib, name)
+    img = image(tmp / "img.tar", lib, name)
+    torch = tmp / "torch-build"
+    (torch / "torch/lib").mkdir(parents=True, exist_ok=True)
+    (torch / "torch/lib/libtorch.so").write_bytes(eg.shared_object(b"\0libtorch.so\0"))
+    return {
+        "kernels-file": ("kernels", str(so), *GPU),
+        "kernels-wheel": ("kernels", str(whl), *GPU),
+        "abi-file": ("abi", str(so), str(torch)),
+        "abi-wheel": ("abi", str(whl), str(torch)),
+        "doctor": ("doctor", "--site-packages", str(sp), *GPU),
+        "image": ("image", str(img), *GPU),
+    }
+
+
+def empty_members_wheel(dest: Path, n: int = 200_000) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    path = dest / "many-1.0-py3-none-any.whl"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        for i in range(n):
+            zf.writestr(zipfile.ZipInfo(f"m/{i}.so"), b"")
+        zf.writestr("many-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: many\nVersion: 1.0\n")
+        zf.writestr("many-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr("many-1.0.dist-info/RECORD", "")
+    path.write_bytes(buf.getvalue())
+    return path
+
+
+def doubling_dockerfile(kind: str = "ENV", n: int = 30) -> str:
+    lines = ["FROM python:3.12-slim"]
+    if kind == "ARG":
+        lines.append("ARG A1=xxxxxxxxxxxxxxxx")
+        lines += [f"ARG A{i + 1}=${{A{i}}}${{A{i}}}" for i in range(1, n)]
+    else:
+        lines.append("ENV A1=xxxxxxxxxxxxxxxx")
+        lines += [f"ENV A{i + 1}=${{A{i}}}${{A{i}}}" for i in range(1, n)]
+    lines.append(f"RUN echo ${{A{n}}} && uv pip install --system torch")
+    lines.append(f"WORKDIR /${{A{n}}}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,88 @@
+"""JSON and TOML from strangers, parsed without a traceback: nesting, huge integers and other
+parser failures become one `InputError` naming the file.
+
+Python's parsers recurse once per nesting level (tomli refuses past 400 levels with a
+RecursionError of its own; json's C scanner hits the interpreter's recursion limit), and int()
+refuses integers of more than 4,300 digits with a ValueError. Each is a clean input error here,
+and a parsed document nested deeper than MAX_DEPTH is refused too, so no reader that walks it
+recursively can meet a RecursionError later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wheeldoc.core.errors import InputError
+
+MAX_DEPTH = 128  # a uv.lock nests 5 levels, an OCI index 4
+
+
+def depth(obj: Any, limit: int = MAX_DEPTH) -> int:
+    """How deep `obj` nests (iteratively; stops counting past `limit`)."""
+    deepest = 0
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if isinstance(o, dict):
+            items = o.values()
+        elif isinstance(o, list):
+            items = o
+        else:
+            continue
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))
+    return deepest
+
+
+def _checked(doc: Any, path: str, what: str, member: str | None) -> Any:
+    if depth(doc) > MAX_DEPTH:
+        raise InputError(path, f"{what} nests deeper than {MAX_DEPTH} levels (limit MAX_DEPTH)", member=member)
+    return doc
+
+
+def load_json(data: str | bytes, path: str, what: str | None = None, *, member: str | None = None) -> Any:
+    """`json.loads`, with every failure an `InputError` ("[`what` is ]not valid JSON: …")."""
+    import json
+
+    try:
+        doc = json.loads(data)
+    except RecursionError:
+        raise InputError(path, f"{what or 'JSON'} nests more than {MAX_DEPTH} levels deep (limit MAX_DEPTH)",
+                         member=member) from None
+    except (ValueError, UnicodeDecodeError, MemoryError) as e:  # JSONDecodeError, int digits
+        said = f"{what} is not" if what else "not"
+        raise InputError(path, f"{said} valid JSON: {_short(e)}", member=member) from None
+    return _checked(doc, path, what or "JSON", member)
+
+
+def load_toml(text: str, path: str, what: str = "TOML") -> Any:
+    """`tomli.loads` (tomllib where tomli is missing), with every failure an `InputError`."""
+    try:
+        import tomli
+    except ImportError:  # pragma: no cover - tomli is a dependency
+        import tomllib as tomli  # type: ignore[no-redef]
+    try:
+        doc = tomli.loads(text)
+    except tomli.TOMLDecodeError as e:
+        line = getattr(e, "lineno", None)
+        raise InputError(path, f"invalid TOML: {_short(e)}", line=line) from None
+    except RecursionError:
+        raise InputError(path, f"{what} nests more than {MAX_DEPTH} levels deep (limit MAX_DEPTH)") from None
+    except (ValueError, MemoryError) as e:  # an integer of more than 4,300 digits
+        raise InputError(path, f"invalid TOML: {_short(e)}") from None
+    return _checked(doc, path, what, None)
+
+
+def _short(e: BaseException, limit: int = 200) -> str:
+    text = str(e) or type(e).__name__
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def small_int(text: str, digits: int = 18) -> int | None:
+    """An ASCII decimal of at most `digits` digits as an int; None for anything else ('²',
+    '٣', 5,000 digits, signs, blanks): str.isdigit() accepts what int() refuses."""
+    if 0 < len(text) <= digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
