@@ -76,7 +76,7 @@ def torch_requirement(package: str, version: str | None) -> tuple[str | None, bo
 
 
 def _cuda(text: str | None) -> tuple[int, int] | None:
-    m = re.match(r"(\d+)\.(\d+)", text or "")
+    m = re.match(r"([0-9]{1,4})\.([0-9]{1,4})(?![0-9])", text or "")  # bounded: a tag is an input
     return (int(m[1]), int(m[2])) if m else None
 
 

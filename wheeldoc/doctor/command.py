@@ -39,7 +39,7 @@ def _run(args: argparse.Namespace) -> int:
     from wheeldoc.core.engine import finalize, input_error_finding
     from wheeldoc.core.errors import InputError
     from wheeldoc.core.model import Report
-    from wheeldoc.doctor.discover import find_environment, no_distributions
+    from wheeldoc.doctor.discover import find_environment, has_dist_info, no_distributions
 
     no_driver = take_driver_none(args)
     settings = settings_from(args)
@@ -68,8 +68,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         with progress_bar("reading libraries") as progress:
             diag = diagnose(loc, target, machine, selection=settings.selection, cache=cache, progress=progress)
-        if not diag.env.distributions:
-            raise no_distributions(loc)
+        if not diag.env.distributions and not any(has_dist_info(s) for s in loc.site_packages):
+            raise no_distributions(loc)  # (dist-info folders that could not be read are WD002s, not this)
     except InputError as e:
         report.input_errors = 1
         finalize(report, [input_error_finding(e)], settings.selection)

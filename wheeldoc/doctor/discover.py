@@ -110,7 +110,7 @@ def prefix_site_packages(prefix: str) -> list[str]:
     return out
 
 
-def _has_dist_info(folder: str) -> bool:
+def has_dist_info(folder: str) -> bool:
     try:
         with os.scandir(folder) as it:
             return any(e.name.endswith(".dist-info") for e in it)
@@ -120,7 +120,7 @@ def _has_dist_info(folder: str) -> bool:
 
 def _site_packages_or_prefix(folder: str) -> EnvironmentLocation:
     """`--site-packages DIR`: DIR itself, or, when DIR is a venv / prefix root, its site-packages."""
-    if os.path.isdir(folder) and not _has_dist_info(folder):
+    if os.path.isdir(folder) and not has_dist_info(folder):
         found = prefix_site_packages(folder)
         if len(found) > 1:
             raise UsageError(f"--site-packages {folder}: a prefix with several site-packages folders "

@@ -346,7 +346,9 @@ def load_requirements(path: str, text: str) -> Lockfile:
     files = 0
 
     def skip(where: str, line: int | None, why: str) -> None:
-        warnings.append(Option(INCLUDE_SKIPPED, why, line, None if where == path else where))
+        from wheeldoc.core.errors import clip
+
+        warnings.append(Option(INCLUDE_SKIPPED, clip(why), line, None if where == path else where))
 
     def follow(lock: Lockfile, where: str, depth: int, as_constraint: bool) -> None:
         nonlocal files
