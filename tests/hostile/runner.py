@@ -3,7 +3,10 @@
 Every hostile case goes through the CLI, as a user's would, and is held to the same bounds:
 under `MAX_SECONDS` of wall time and `MAX_RSS_MB` of peak resident memory (this is a shared
 2-core machine), no traceback, and a defined exit code. The peak RSS is the child's alone:
-`os.wait4` returns the rusage of the one process it reaps.
+`os.wait4` returns the rusage of the one process it reaps. Linux keeps a process's peak RSS
+across fork and exec, so a child forked straight from a grown pytest would report pytest's own
+peak: wheeldoc is started by a small launcher (`_LAUNCH`, a fresh interpreter) that forks it,
+reaps it with `os.wait4` and writes its peak to a file.
 """
 
 from __future__ import annotations
@@ -18,6 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+_LAUNCH = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
 MAX_SECONDS = 5.0
 MAX_RSS_MB = 300.0
 
@@ -50,10 +64,11 @@ def wheeldoc(tmp: Path, *argv: str, timeout: float = 15, env: dict | None = None
     """`python -m wheeldoc ARGV` with its own cache folder (`cache`, default `tmp/cache`)."""
     environ = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1",
                "WHEELDOC_CACHE_DIR": str(cache or tmp / "cache"), **(env or {})}
+    peak = tmp / f".peak-{os.getpid()}-{time.monotonic_ns()}"
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "wheeldoc", *argv], env=environ, stdout=out,
-                                stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCH, str(peak), sys.executable, "-m", "wheeldoc", *argv],
+                                env=environ, stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = start + timeout
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -70,4 +85,9 @@ def wheeldoc(tmp: Path, *argv: str, timeout: float = 15, env: dict | None = None
         err.seek(0)
         text_out = out.read().decode("utf-8", "replace")
         text_err = err.read().decode("utf-8", "replace")
-    return Run(tuple(argv), proc.returncode, text_out, text_err, seconds, usage.ru_maxrss / 1024)
+    try:
+        rss_kb = int(peak.read_text())
+        peak.unlink()
+    except (OSError, ValueError):  # killed before the launcher wrote it: its own peak bounds the child's
+        rss_kb = usage.ru_maxrss
+    return Run(tuple(argv), proc.returncode, text_out, text_err, seconds, rss_kb / 1024)
