@@ -8,6 +8,7 @@ docs `shared/reference/cuda-binaries.md` §4.
 
 from __future__ import annotations
 
+import re
 import struct
 from dataclasses import dataclass
 
@@ -41,6 +42,36 @@ class CubinInfo:
     tool_version: str | None  # "Cuda compilation tools, release 13.0, V13.0.88"
     tool_branch: str | None  # "Build cuda_13.0.r13.0/compiler.36424714_0"
     tool_options: str | None  # "-arch sm_121a -m 64 "
+
+    @property
+    def suffix(self) -> str:
+        """The target's suffix: "a" (arch-specific), "f" (family) or "". `a` comes from
+        `.nv.compat` (CUDA 13) or e_flags (ABI 7, and ABI 8 from ptxas 12.x); `f` leaves no
+        trace but the ptxas options in `.note.nv.tkinfo` (`-arch sm_100f`), which also name
+        `a` where neither of the others can tell."""
+        if self.accelerator:
+            return "a"
+        opt = options_arch(self.tool_options)
+        if opt is not None and opt[0] == self.sm:
+            if opt[1] == "f" or (opt[1] == "a" and self.accelerator is None):
+                return opt[1]
+        return ""
+
+    @property
+    def target(self) -> str:
+        """"sm_100a", "sm_100f", "sm_100": the arch the cubin was built for, suffix included."""
+        return f"sm_{self.sm}{self.suffix}"
+
+
+_ARCH_OPTION = re.compile(r"(?:^|\s)-(?:arch|-gpu-name)[= ]+sm_(\d+)([af]?)\b")
+
+
+def options_arch(options: str | None) -> tuple[int, str] | None:
+    """(100, "f") from ptxas options "-arch sm_100f -m 64 ", or None."""
+    if not options:
+        return None
+    m = _ARCH_OPTION.search(options)
+    return (int(m.group(1)), m.group(2)) if m else None
 
 
 def parse_compat(blob: bytes) -> tuple[tuple[int, int | bytes], ...]:

@@ -35,6 +35,27 @@ def is_library_name(name: str) -> bool:
     return _LIBRARY_NAME.search(name.rsplit("/", 1)[-1]) is not None
 
 
+GPU_CODE_SUFFIXES = (".cubin", ".ptx", ".fatbin")
+
+
+def is_gpu_code_name(name: str) -> bool:
+    """Standalone GPU code: `*.cubin`, `*.ptx`, `*.fatbin` (flashinfer-cubin ships ~16,000
+    cubins that flashinfer loads itself with cuModuleLoadData)."""
+    return name.lower().endswith(GPU_CODE_SUFFIXES)
+
+
+def is_candidate_name(name: str) -> bool:
+    """A file `kernels` reads in a wheel or a directory: a library or standalone GPU code."""
+    return is_library_name(name) or is_gpu_code_name(name)
+
+
+def _looks_like_code(head: bytes, name: str) -> bool:
+    """ELF, a fatbin container, or (for a `.ptx` name) text: what open_fatbin can read."""
+    if head[:4] == b"\x7fELF" or head[:4] == b"\x50\xed\x55\xba":
+        return True
+    return name.lower().endswith(".ptx")
+
+
 @dataclass(frozen=True)
 class Library:
     """One file with GPU code: a `.so`, a wheel member, a `.fatbin`, `.cubin` or `.ptx`."""
@@ -155,14 +176,14 @@ def _read_directory(root: str, out: Inputs) -> None:
     for dirpath, dirnames, files in os.walk(root):
         dirnames.sort()
         for fname in sorted(files):
-            if not is_library_name(fname):
+            if not is_candidate_name(fname):
                 continue
             path = os.path.join(dirpath, fname)
             if os.path.islink(path) or not os.path.isfile(path):
                 continue  # the file it points to is read under its own name
             try:
                 with open(path, "rb") as fh:
-                    if fh.read(4) != b"\x7fELF":
+                    if not _looks_like_code(fh.read(4), fname):
                         continue  # a linker script or a text file named *.so
                 fb = open_fatbin(path)
             except InputError as e:
@@ -179,10 +200,10 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
 
     with WheelArchive(path) as archive:
         for rej in archive.rejected:
-            if is_library_name(rej.name):
+            if is_candidate_name(rej.name):
                 out.skipped.append(Skipped(path, f"member refused: {rej.reason}", rej.name))
         for member in archive.members:
-            if not is_library_name(member.name):
+            if not is_candidate_name(member.name):
                 continue
             try:
                 fb = _member_fatbin(archive, member, cache)
@@ -194,10 +215,14 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
                      _in_wheel(path, member, cache))
 
 
+CACHE_MIN_MEMBER = 1 << 20  # smaller members (flashinfer-cubin's 16,000 cubins) are read
+# faster than a cache file is found and decoded
+
+
 def _member_fatbin(archive, member, cache) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
     reading the member (inflated into an anonymous temporary file when large)."""
-    key = member.sha256 if cache is not None else None
+    key = member.sha256 if cache is not None and member.size >= CACHE_MIN_MEMBER else None
     if key:
         hit = cache.get("fatbin-headers", key, CACHE_VERSION)
         if hit is not None:
@@ -206,7 +231,7 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("fatbin-headers", key, CACHE_VERSION)
     with archive.open(member.name) as data:
-        if bytes(data.buf[:4]) != b"\x7fELF":
+        if not _looks_like_code(bytes(data.buf[:4]), member.name):
             return None
         fb = read_fatbin(data.buf, archive.path, member=member.name)
     if key:

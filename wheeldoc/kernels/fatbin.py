@@ -421,7 +421,7 @@ def _options(head: bytes, hsize: int, opts_off: int, kind: str, pos: int, path: 
 
 def _standalone_cubin(buf: Buffer, path: str, member: str | None) -> Fatbin:
     info = read_cubin(buf, path, member=member)
-    entry = FatbinEntry(0, 0, 0, "cubin", 2, info.sm, "a" if info.accelerator else "",
+    entry = FatbinEntry(0, 0, 0, "cubin", 2, info.sm, info.suffix,
                         (1, info.abi_version), 0, 0, 0, len(buf), None, None, None, None, None,
                         info.accelerator)
     return Fatbin(path, member, "cubin", None, None, None, (),
