@@ -350,14 +350,21 @@ def test_real_interpreter_runs_the_fast_listing(tmp_path):
 
 
 @pytest.mark.parametrize("argv,rule,words", [
-    ((f"{K}/fb-sm90a.fatbin", *GB10), "WD301",
-     "its only container has no code sm_121 can run: it carries cubin sm_90a; loading fails with "
-     "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"),
+    ((f"{K}/fb-sm86.fatbin", *GB10), "WD301",
+     "its only container has no code sm_121 can run: it carries cubin sm_86; launching any of its "
+     "kernels fails with CUDA_ERROR_NO_BINARY_FOR_GPU (209)"),
+    ((f"{K}/fb-sm90a.fatbin", *GB10), "WD308",
+     "its code is built only for sm_90a (h100, h200, gh200): the feature it implements has no "
+     "code for sm_121. Importing it succeeds"),
+    ((f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "580.95.05"), "WD302",
+     "A newer driver would not help: with one for CUDA 13.5 the load then fails with "
+     "CUDA_ERROR_INVALID_PTX (218), because PTX for compute_120 cannot be compiled for sm_90 | "
+     "fix: Rebuild as an sm_90 cubin"),
     ((f"{K}/libmulti.so", "--gpu", "sm_75", "--driver", "13.0"), "WD301",
      "none of its 3 containers has code sm_75 can run"),
     ((f"{K}/story/_vllm_fa2_C.abi3.so", *GB10), "WD302",
      "both containers can only JIT compute_80 PTX 9.5 ×2, PTX from CUDA 13.5 or newer; driver "
-     "580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so loading fails with "
+     "580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so launching its kernels fails with "
      "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"),
     ((f"{K}/libptx95only.so", "--gpu", "b200", "--driver", "590.44.01"), "WD302",
      "upgrade to a driver for CUDA 13.5 or newer"),
@@ -377,8 +384,24 @@ def test_ptx_too_new_names_the_driver_that_would_fix_it(cli):
     doc = run_json(cli, f"{K}/fb-ptx80v91.fatbin", "--gpu", "h200", "--driver", "580.95.05")
     (f,) = [f for f in doc["findings"] if f["rule"] == "WD302"]
     assert f["data"]["cuda_needed"] == "13.1"
-    assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or add an sm_90 cubin, or upgrade to a "
-                                 "driver for CUDA 13.1 or newer (≥ 590.44.01)")
+    assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or with an sm_90 cubin; or "
+                                 "upgrade to a driver for CUDA 13.1 or newer (≥ 590.44.01)")
+    assert [c["loads"] for c in f["data"]["fixes_checked"]] == [True, True, True]
+
+
+def test_a_driver_upgrade_that_cannot_work_is_never_proposed(cli):
+    """PTX 9.5 text for compute_120 on an H200: the 13.0 driver rejects its .version (222);
+    a 13.5 driver would read it and then fail with 218 (the H200 cannot run compute_120 code,
+    docs/kernels-groundtruth.md), so the upgrade is checked, found not to load, and left out."""
+    doc = run_json(cli, f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "580.95.05")
+    (f,) = [f for f in doc["findings"] if f["rule"] == "WD302"]
+    assert "upgrade" not in f["fix"]["title"].lower()
+    by_fix = {c["fix"]: (c["loads"], c["then"]) for c in f["data"]["fixes_checked"]}
+    assert by_fix["driver for CUDA 13.5"] == (False, ["CUDA_ERROR_INVALID_PTX"])
+    assert by_fix["add an sm_90 cubin"] == (True, [])
+    # and the model agrees: with the 13.5 driver applied, the file gives 218
+    res = run_json(cli, f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "13.5")
+    assert [lib["load"]["cuda_error"] for lib in res["libraries"]] == ["CUDA_ERROR_INVALID_PTX"]
 
 
 @pytest.mark.slow

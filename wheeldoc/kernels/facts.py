@@ -407,6 +407,15 @@ def coverage_cell(load: LibraryLoad) -> dict:
     return {"mode": mode, "native": n["native"], "jit": n["jit"], "fail": n["fail"]}
 
 
+def per_arch_module(lib: Library) -> bool:
+    """Whether every cubin and PTX entry of the library is arch-specific (`sm_90a`) or
+    family-specific (`sm_100f`): a module built for chosen GPUs only (FlashAttention-3 for
+    Hopper, FlashMLA for Hopper and Blackwell, flashinfer's per-arch cubins), which its callers
+    load only on those GPUs."""
+    entries = [e for c in lib.containers for e in c.entries if e.kind in LOADABLE]
+    return bool(entries) and all(e.suffix in ("a", "f") for e in entries)
+
+
 def arch_specific(lib: Library) -> list[FatbinEntry]:
     return [e for c in lib.containers for e in c.entries if e.suffix == "a" and e.kind in LOADABLE]
 
