@@ -98,3 +98,47 @@ def test_directory_cubins_are_read_and_a_stray_name_is_not_an_error(cli, tmp_pat
     assert _verdicts(doc) == {"a.cubin": "native"}
     assert [s["path"].rsplit("/", 1)[-1] for s in doc["skipped"]] == ["notes.ptx"]
     json.dumps(doc)
+
+
+def _patched(raw: bytes, e_flags: int, compat_type: int | None = None,
+             compat_bytes: bytes | None = None) -> bytes:
+    """A copy of a cubin with other e_flags and, optionally, `.nv.compat` of another section
+    type and content (as nvasm 12.9 writes them in flashinfer-cubin)."""
+    import struct
+
+    b = bytearray(raw)
+    struct.pack_into("<I", b, 0x30, e_flags)
+    shoff, = struct.unpack_from("<Q", b, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+    stroff = struct.unpack_from("<Q", b, shoff + shstrndx * shentsize + 0x18)[0]
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        name_off, = struct.unpack_from("<I", b, at)
+        name = bytes(b[stroff + name_off: b.index(0, stroff + name_off)])
+        if name == b".nv.compat":
+            if compat_type is not None:
+                struct.pack_into("<I", b, at + 4, compat_type)
+            if compat_bytes is not None:
+                off, size = struct.unpack_from("<QQ", b, at + 0x18)
+                b[off:off + size] = compat_bytes.ljust(size, b"\0")[:size]
+    return bytes(b)
+
+
+def test_nvasm_cubin_with_a_in_e_flags_and_a_progbits_compat_section(tmp_path):
+    """flashinfer-cubin's fmhaSm100aKernel_*.cubin (nvasm_internal 12.9): e_flags 0x1000640c
+    (`a` is bit 0x8 of the low byte), `.nv.compat` a PROGBITS section without the accelerator
+    attribute, no `-arch` in the tkinfo options. cuobjdump names them sm_100a; so must we."""
+    from wheeldoc.kernels.cubin import read_cubin
+    from wheeldoc.kernels.fatbin import open_fatbin
+
+    raw = _patched((K / "sm_100a-cu129.cubin").read_bytes(), 0x1000640C, compat_type=1,
+                   compat_bytes=bytes.fromhex("0202030002050500"))
+    info = read_cubin(raw)
+    assert (info.sm, info.accelerator, info.target) == (100, True, "sm_100a")
+    p = tmp_path / "fmhaSm100aKernel.cubin"
+    p.write_bytes(raw)
+    (entry,) = open_fatbin(p).entries
+    assert entry.arch == "sm_100a"
+    plain = _patched((K / "sm_100a-cu129.cubin").read_bytes(), 0x10006404, compat_type=1,
+                     compat_bytes=bytes.fromhex("0202030002050500"))
+    assert read_cubin(plain).accelerator is None  # no bit, no attribute: wheeldoc cannot tell

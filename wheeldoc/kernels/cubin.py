@@ -136,7 +136,10 @@ def _read(buf: Buffer, path: str) -> CubinInfo:
         raise elf.fail(f"e_machine {h.machine} is not EM_CUDA ({EM_CUDA})", 18)
     sm = (h.flags >> 8) & 0xFF if h.abiversion >= 8 else h.flags & 0xFF
     compat: tuple[tuple[int, int | bytes], ...] = ()
-    sec = next((s for s in elf.sections if s.type == SHT_CUDA_COMPAT), None)
+    # CUDA_COMPAT_INFO by type; older producers (nvasm 12.9 in flashinfer-cubin) write a
+    # PROGBITS section of that name
+    sec = next((s for s in elf.sections if s.type == SHT_CUDA_COMPAT), None) or \
+        elf.section(".nv.compat")
     if sec is not None:
         try:
             compat = parse_compat(bytes(_small(elf, sec)))
@@ -163,11 +166,12 @@ def _read(buf: Buffer, path: str) -> CubinInfo:
 
 
 def _accelerator_from_flags(abiversion: int, flags: int) -> bool | None:
+    """ABI 7: EF_CUDA_ACCELERATORS (0x800). ABI 8: bit 0x8 of the low byte, set by the 12.x
+    producers (ptxas 0x0a, nvasm 0x0c); CUDA 13 keeps `a` in .nv.compat only, so an unset
+    bit cannot tell (None)."""
     if abiversion < 8:
-        return bool(flags & 0x800)  # EF_CUDA_ACCELERATORS (ABI 7)
-    if flags & 0xFF == 0x02 or flags & 0xFF == 0x0A:
-        return bool(flags & 0x8)  # ptxas 12.9 ABI 8, sm >= 100
-    return None
+        return bool(flags & 0x800)
+    return True if flags & 0x8 else None
 
 
 def _small(elf: ElfFile, sec) -> memoryview:
