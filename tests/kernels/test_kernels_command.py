@@ -298,8 +298,9 @@ def test_wheel_is_read_in_place_and_its_headers_cached(cli, tmp_path, monkeypatc
     first = run_json(cli, str(wheel), *GB10, cwd=tmp_path / "w")
     assert [p.name for p in (tmp_path / "w").iterdir()] == [wheel.name]  # nothing extracted
     assert len(list((cache / "fatbin-headers").rglob("*.1-*"))) == 3  # one per library member
-    # the flash-attention library loads nothing on a GB10: its data sections were searched too
-    assert len(list((cache / "fatbin-embedded").rglob("*.1-*"))) == 1
+    # a verdict may need the containers kept in data sections: they were searched while each
+    # member was open for its headers (no second inflation), and cached beside them
+    assert len(list((cache / "fatbin-embedded").rglob("*.1-*"))) == 3
     from wheeldoc.binary.members import WheelArchive
 
     real_open = WheelArchive.open

@@ -111,7 +111,10 @@ def _run(args: argparse.Namespace) -> int:
             raise UsageError(f"no PTX ISA known for CUDA {driver.cuda_str}: wheeldoc's tables "
                              "stop earlier (wheeldoc/data/cuda.json)")
     report = Report("kernels", target.to_dict())
-    facts = read_inputs(args.paths, Cache())
+    # a verdict or the coverage table may need the containers kept in data sections: find
+    # them while each wheel member is open, not by inflating it again
+    facts = read_inputs(args.paths, Cache(), embedded=gpu is not None or not args.list
+                        or args.coverage)
     report.inputs.extend(facts.inputs)
     report.skipped.extend(facts.skipped)
     findings = [_input_error(e) for e in facts.errors]

@@ -102,7 +102,10 @@ class Inputs:
 # -- reading the inputs ---------------------------------------------------------------------
 
 
-def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
+def read_inputs(paths: Iterable[str], cache=None, *, embedded: bool = False) -> Inputs:
+    """Every library of the inputs. With `embedded`, a wheel member's data sections are
+    searched for containers (wheeldoc.kernels.embedded) while it is open for its headers,
+    rather than by inflating it again when a verdict needs them."""
     out = Inputs()
     for raw in paths:
         out.inputs.append(raw)
@@ -110,7 +113,7 @@ def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
             if os.path.isdir(raw):
                 _read_directory(raw, out)
             elif raw.endswith(ARCHIVES) and os.path.isfile(raw):
-                _read_wheel(raw, out, cache)
+                _read_wheel(raw, out, cache, embedded)
             else:
                 if not os.path.exists(raw):
                     raise InputError(raw, "no such file or directory")
@@ -195,7 +198,7 @@ def _read_directory(root: str, out: Inputs) -> None:
             _add(out, path, os.path.relpath(path, root), None, root, fb, path)
 
 
-def _read_wheel(path: str, out: Inputs, cache) -> None:
+def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
     from wheeldoc.binary.members import WheelArchive
 
     with WheelArchive(path) as archive:
@@ -205,23 +208,28 @@ def _read_wheel(path: str, out: Inputs, cache) -> None:
         for member in archive.members:
             if not is_candidate_name(member.name):
                 continue
+            scanned: dict = {}
             try:
-                fb = _member_fatbin(archive, member, cache)
+                fb = _member_fatbin(archive, member, cache, scanned if embedded else None)
             except InputError as e:
                 out.skipped.append(Skipped(path, reason(e), member.name))
                 continue
             if fb is not None:
-                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path,
-                     _in_wheel(path, member, cache))
+                find = ((lambda f=scanned["found"]: f) if "found" in scanned
+                        else _in_wheel(path, member, cache))
+                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
 
 
 CACHE_MIN_MEMBER = 1 << 20  # smaller members (flashinfer-cubin's 16,000 cubins) are read
 # faster than a cache file is found and decoded
 
 
-def _member_fatbin(archive, member, cache) -> Fatbin | None:
+def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
-    reading the member (inflated into an anonymous temporary file when large)."""
+    reading the member (inflated into an anonymous temporary file when large, whose headers
+    are then read with pread). With `embedded` (a dict), the containers the member keeps in
+    its data sections are found while the member is open (wheeldoc.kernels.embedded), put
+    under its "found" key and cached like the headers."""
     key = member.sha256 if cache is not None and member.size >= CACHE_MIN_MEMBER else None
     if key:
         hit = cache.get("fatbin-headers", key, CACHE_VERSION)
@@ -233,7 +241,24 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
     with archive.open(member.name) as data:
         if not _looks_like_code(bytes(data.buf[:4]), member.name):
             return None
-        fb = read_fatbin(data.buf, archive.path, member=member.name)
+        fd = getattr(data, "fileno", None)
+        fb = read_fatbin(data.buf, archive.path, member=member.name, fd=fd)
+        if embedded is not None and fb.format == "elf" and \
+                any(e.kind in LOADABLE for e in fb.entries):
+            from wheeldoc.kernels.embedded import scan
+
+            try:
+                found = tuple((s, c) for s, c in scan(data.buf, archive.path, member.name, fd=fd)
+                              if any(e.kind in LOADABLE for e in c.entries))
+            except (InputError, OSError):
+                found = ()
+            embedded["found"] = found
+            ekey = key
+            if ekey:
+                efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
+                             tuple(c for _, c in found))
+                cache.put("fatbin-embedded", ekey, CACHE_VERSION,
+                          {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb

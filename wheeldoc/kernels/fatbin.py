@@ -165,9 +165,11 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
 
 
 def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = None,
-                section: str | None = None) -> Fatbin:
-    """Detect the format of `buf` (bytes, mmap, ...) and read every container and entry header."""
-    return _read(buf, _Reader(buf), path, member, section)
+                section: str | None = None, fd: int | None = None) -> Fatbin:
+    """Detect the format of `buf` (bytes, mmap, ...) and read every container and entry header.
+    With `fd` (the file `buf` maps), the fatbin headers are read with pread rather than by
+    faulting the mapping in around each of them."""
+    return _read(buf, _Reader(buf, fd), path, member, section)
 
 
 class _Reader:
