@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wheeldoc.core.errors import InputError
 from wheeldoc.binary.elffile import Buffer, ElfFile
@@ -24,8 +24,7 @@ COMPAT_ACCELERATOR = 9  # EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET
 MAX_NOTE_SECTION = 1 << 20
 
 
-@dataclass(frozen=True)
-class CubinInfo:
+class CubinInfo(NamedTuple):
     """What a cubin's ELF says about itself (never `f`: that lives only in the fatbin entry)."""
 
     elf_type: str  # "exec" (ET_EXEC), "rel" (ET_REL, from -rdc) or "other"

@@ -14,7 +14,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from wheeldoc.core.errors import InputError, LimitExceeded
@@ -121,8 +120,7 @@ class FatbinContainer(NamedTuple):
         return self.offset + self.header_size + self.fat_size
 
 
-@dataclass(frozen=True, slots=True)
-class Fatbin:
+class Fatbin(NamedTuple):
     """All GPU code found in one file (or one archive member)."""
 
     path: str
