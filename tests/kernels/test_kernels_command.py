@@ -465,3 +465,30 @@ def test_cufft_keeps_its_kernels_in_ldata(cli, tmp_path, monkeypatch):
         assert load["embedded_sections"] == [".ldata"]
         assert load["counts"]["native"] > 300 and load["counts"]["containers"] > 10000
         assert "WD301" not in {f["rule"] for f in doc["findings"] if f["member"] == fft["member"]}
+
+
+@pytest.mark.parametrize("argv", [
+    (f"{K}/libmixed.so",),
+    (f"{K}/libmulti.so", f"{K}/sm_121f.cubin", f"{K}/compute_90-isa9.0.ptx",
+     f"{K}/libhostonly.so", f"{K}/concat-mixed.fatbin", f"{K}/libident.so"),
+    (f"{K}/story/_vllm_fa2_C.abi3.so", "--fail-on", "error"),
+])
+def test_fast_json_listing_is_the_full_paths_document_byte_for_byte(argv, tmp_path, monkeypatch):
+    """`--list --format json` of plain files takes a short path without the report machinery
+    (the JSON listing races the text one); it must print exactly what the full path prints."""
+    import argparse
+
+    from wheeldoc.kernels import command
+
+    monkeypatch.chdir(ROOT)
+    paths = [a for a in argv if not a.startswith("--") and a != "error"]
+    fail_on = "error" if "error" in argv else None
+    ns = dict(paths=paths, list=True, coverage=False, gpu=None, driver=None, platform=None,
+              python_version=None, format="json", config=None, fail_on=fail_on, select=None,
+              ignore=None, color="never")
+    fast, full = tmp_path / "fast.json", tmp_path / "full.json"
+    assert command._fast_list_json(argparse.Namespace(**ns, output=str(fast))) == 0
+    monkeypatch.setattr(command, "_plain_listing", lambda args, fmt="text": False)
+    assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
+    assert fast.read_text() == full.read_text()
+    VALIDATOR.validate(json.loads(fast.read_text()))

@@ -25,6 +25,10 @@ def run(args: argparse.Namespace) -> int:
         code = _fast_list(args)
         if code is not None:
             return code
+    if _plain_listing(args, "json"):
+        code = _fast_list_json(args)
+        if code is not None:
+            return code
     from wheeldoc.core.settings import guarded
 
     return guarded(_run)(args)
@@ -33,9 +37,12 @@ def run(args: argparse.Namespace) -> int:
 # -- the fast listing -------------------------------------------------------------------------
 
 
-def _plain_listing(args: argparse.Namespace) -> bool:
+def _plain_listing(args: argparse.Namespace, fmt: str = "text") -> bool:
+    formats = (None, "text") if fmt == "text" else (fmt,)
     return (args.list and not args.coverage and not args.gpu and not args.driver
-            and args.format in (None, "text") and not args.config and not _project_config())
+            and not getattr(args, "platform", None) and not getattr(args, "python_version", None)
+            and args.format in formats and not args.config and not _project_config()
+            and (args.fail_on or "warning") in ("error", "warning", "info", "never"))
 
 
 def _project_config() -> bool:
@@ -84,6 +91,53 @@ def _fast_list(args: argparse.Namespace) -> int | None:
         sys.stdout.write(text)
     for path in empty:
         print(f"wheeldoc: {path}: no GPU code", file=sys.stderr)
+    return 0
+
+
+def _fast_list_json(args: argparse.Namespace) -> int | None:
+    """`--list --format json` of plain files, without the report machinery: the document the
+    full path prints for a listing without a target (no rule runs then, so no finding), built
+    field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
+    the two byte for byte). None when an input needs the full path."""
+    from wheeldoc import __version__
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.kernels.fatbin import open_fatbin
+    from wheeldoc.render.jsontext import dumps
+
+    entries, libraries = [], []
+    for path in args.paths:
+        if path.endswith(ARCHIVES) or not os.path.isfile(path):
+            return None
+        try:
+            fb = open_fatbin(path)
+        except InputError:
+            return None
+        if not any(e.kind in ("cubin", "ptx") for e in fb.entries):
+            continue  # the full path reports no library for it either
+        entries.extend({"library": path, "container": e.container, "index": e.index,
+                        "kind": e.kind, "arch": e.arch, "ptx_isa": e.ptx_isa,
+                        "compression": e.compression, "size": e.size,
+                        "identifier": e.identifier, "concat": e.parent is not None}
+                       for e in fb.entries)
+        containers = sum(1 for c in fb.containers
+                         if any(e.kind in ("cubin", "ptx") for e in c.entries))
+        libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
+                          "section": fb.section, "containers": containers,
+                          "entries": len(fb.entries), "load": None})
+    doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
+           "command": "kernels",
+           "target": {"platform": None, "gpu": None, "driver": None, "python": None,
+                      "source": "flags"},
+           "inputs": list(args.paths), "findings": [], "skipped": [],
+           "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
+                       "fail_on": args.fail_on or "warning", "exit_code": 0},
+           "entries": entries, "libraries": libraries}
+    text = dumps(doc)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

@@ -220,8 +220,8 @@ def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
                 _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
 
 
-CACHE_MIN_MEMBER = 1 << 20  # smaller members (flashinfer-cubin's 16,000 cubins) are read
-# faster than a cache file is found and decoded
+CACHE_MIN_MEMBER = 1 << 20  # smaller standalone cubins / PTX / fatbins (flashinfer-cubin's
+# 16,000) are read faster than a cache file is found and decoded
 
 
 def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
@@ -230,7 +230,8 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
     are then read with pread). With `embedded` (a dict), the containers the member keeps in
     its data sections are found while the member is open (wheeldoc.kernels.embedded), put
     under its "found" key and cached like the headers."""
-    key = member.sha256 if cache is not None and member.size >= CACHE_MIN_MEMBER else None
+    key = (member.sha256 if cache is not None and
+           (member.size >= CACHE_MIN_MEMBER or not is_gpu_code_name(member.name)) else None)
     if key:
         hit = cache.get("fatbin-headers", key, CACHE_VERSION)
         if hit is not None:
