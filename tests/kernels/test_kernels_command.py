@@ -492,3 +492,24 @@ def test_fast_json_listing_is_the_full_paths_document_byte_for_byte(argv, tmp_pa
     assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
     assert fast.read_text() == full.read_text()
     VALIDATOR.validate(json.loads(fast.read_text()))
+
+
+def test_fast_json_listing_of_a_large_listing_is_byte_for_byte_too(tmp_path, monkeypatch):
+    """More than render.jsontext.BIG entries take the f-string records: same bytes."""
+    import argparse
+
+    from wheeldoc.kernels import command
+
+    big = tmp_path / "många \"containers\".fatbin"
+    big.write_bytes((ROOT / K / "fb-sm80-ptx80.fatbin").read_bytes() * 150
+                    + (ROOT / K / "concat-mixed.fatbin").read_bytes())
+    paths = [str(big), str(ROOT / K / "libident.so")]
+    ns = dict(paths=paths, list=True, coverage=False, gpu=None, driver=None, platform=None,
+              python_version=None, format="json", config=None, fail_on=None, select=None,
+              ignore=None, color="never")
+    fast, full = tmp_path / "fast.json", tmp_path / "full.json"
+    assert command._fast_list_json(argparse.Namespace(**ns, output=str(fast))) == 0
+    monkeypatch.setattr(command, "_plain_listing", lambda args, fmt="text": False)
+    assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
+    assert len(json.loads(fast.read_text())["entries"]) > 300
+    assert fast.read_text() == full.read_text()

@@ -99,12 +99,15 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
     full path prints for a listing without a target (no rule runs then, so no finding), built
     field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
     the two byte for byte). None when an input needs the full path."""
+    import json
+
     from wheeldoc import __version__
     from wheeldoc.core.errors import InputError
     from wheeldoc.kernels.fatbin import open_fatbin
-    from wheeldoc.render.jsontext import dumps
+    from wheeldoc.render.jsontext import BIG, dumps
 
-    entries, libraries = [], []
+    libraries, read = [], []
+    enc = json.JSONEncoder(separators=(", ", ": ")).encode
     for path in args.paths:
         if path.endswith(ARCHIVES) or not os.path.isfile(path):
             return None
@@ -114,16 +117,18 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
             return None
         if not any(e.kind in ("cubin", "ptx") for e in fb.entries):
             continue  # the full path reports no library for it either
-        entries.extend({"library": path, "container": e.container, "index": e.index,
-                        "kind": e.kind, "arch": e.arch, "ptx_isa": e.ptx_isa,
-                        "compression": e.compression, "size": e.size,
-                        "identifier": e.identifier, "concat": e.parent is not None}
-                       for e in fb.entries)
+        read.append((path, fb))
         containers = sum(1 for c in fb.containers
                          if any(e.kind in ("cubin", "ptx") for e in c.entries))
         libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
                           "section": fb.section, "containers": containers,
                           "entries": len(fb.entries), "load": None})
+    total = sum(len(fb.entries) for _, fb in read)
+    entries = [] if total > BIG else [
+        {"library": path, "container": e.container, "index": e.index, "kind": e.kind,
+         "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression, "size": e.size,
+         "identifier": e.identifier, "concat": e.parent is not None}
+        for path, fb in read for e in fb.entries]
     doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
            "command": "kernels",
            "target": {"platform": None, "gpu": None, "driver": None, "python": None,
@@ -132,7 +137,23 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
            "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
                        "fail_on": args.fail_on or "warning", "exit_code": 0},
            "entries": entries, "libraries": libraries}
-    text = dumps(doc)
+    if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
+        # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
+        lines = []
+        for path, fb in read:
+            lib = enc(path)
+            lines.extend(
+                f'{{"library": {lib}, "container": {e.container}, "index": {e.index}, '
+                f'"kind": "{e.kind}", "arch": "{e.arch}", "ptx_isa": '
+                f'{"null" if e.ptx_isa is None else chr(34) + e.ptx_isa + chr(34)}, "compression": '
+                f'{"null" if e.compression is None else chr(34) + e.compression + chr(34)}, '
+                f'"size": {e.size}, "identifier": '
+                f'{"null" if e.identifier is None else enc(e.identifier)}, '
+                f'"concat": {"false" if e.parent is None else "true"}}}' for e in fb.entries)
+        doc["entries"] = "\0entries"
+        text = dumps(doc).replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+    else:
+        text = dumps(doc)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
