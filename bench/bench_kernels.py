@@ -114,6 +114,7 @@ def main() -> None:
     cmds = {
         "cuobjdump -lelf -lptx": ([str(cuobjdump()), "-lelf", "-lptx", str(lib)], env),
         "wheeldoc kernels --list": (wd + ["--list", str(lib)], env),
+        "wheeldoc kernels --list --format json": (wd + ["--list", str(lib), "--format", "json"], env),
         "wheeldoc kernels --gpu gb10 --driver 580.95.05": (wd + [str(lib), *TARGET], env),
         "wheeldoc kernels --gpu … --format json": (wd + [str(lib), *TARGET, "--format", "json"], env),
         "wheeldoc kernels (coverage, 9 archs)": (wd + [str(lib)], env),
@@ -166,6 +167,9 @@ def main() -> None:
     w_list = statistics.median(walls["wheeldoc kernels --list"])
     w_verdict = statistics.median(walls["wheeldoc kernels --gpu gb10 --driver 580.95.05"])
     print()
+    w_json = statistics.median(walls["wheeldoc kernels --list --format json"])
+    print(f"listing as JSON: {ref / w_json:.0f}x faster than cuobjdump (target >= 50x); "
+          f"JSON / text: {w_json / w_list:.2f}x (target <= 1.2x)")
     print(f"listing: {ref / w_list:.0f}x faster than cuobjdump (target >= 50x); "
           f"memory {max(rss['wheeldoc kernels --list']) / 1024:.0f} MiB vs {ref_rss / 1024:.0f} MiB "
           f"({ref_rss / max(rss['wheeldoc kernels --list']):.0f}x less; file {size / 2**20:.0f} MiB)")

@@ -289,14 +289,18 @@ def test_directory_with_one_unreadable_library_analyzes_the_others(cli, tmp_path
 def test_wheel_is_read_in_place_and_its_headers_cached(cli, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("WHEELDOC_CACHE_DIR", str(cache))
+    from wheeldoc.kernels import facts
+
+    monkeypatch.setattr(facts, "CACHE_MIN_MEMBER", 0)  # the story's members are small
     (tmp_path / "w").mkdir()
     wheel = tmp_path / "w" / Path(STORY).name
     shutil.copy(ROOT / STORY, wheel)
     first = run_json(cli, str(wheel), *GB10, cwd=tmp_path / "w")
     assert [p.name for p in (tmp_path / "w").iterdir()] == [wheel.name]  # nothing extracted
     assert len(list((cache / "fatbin-headers").rglob("*.1-*"))) == 3  # one per library member
-    # the flash-attention library loads nothing on a GB10: its data sections were searched too
-    assert len(list((cache / "fatbin-embedded").rglob("*.1-*"))) == 1
+    # a verdict may need the containers kept in data sections: they were searched while each
+    # member was open for its headers (no second inflation), and cached beside them
+    assert len(list((cache / "fatbin-embedded").rglob("*.1-*"))) == 3
     from wheeldoc.binary.members import WheelArchive
 
     real_open = WheelArchive.open
@@ -347,14 +351,21 @@ def test_real_interpreter_runs_the_fast_listing(tmp_path):
 
 
 @pytest.mark.parametrize("argv,rule,words", [
-    ((f"{K}/fb-sm90a.fatbin", *GB10), "WD301",
-     "its only container has no code sm_121 can run: it carries cubin sm_90a; loading fails with "
-     "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"),
+    ((f"{K}/fb-sm86.fatbin", *GB10), "WD301",
+     "its only container has no code sm_121 can run: it carries cubin sm_86; launching any of its "
+     "kernels fails with CUDA_ERROR_NO_BINARY_FOR_GPU (209)"),
+    ((f"{K}/fb-sm90a.fatbin", *GB10), "WD308",
+     "its code is built only for sm_90a (h100, h200, gh200): the feature it implements has no "
+     "code for sm_121. Importing it succeeds"),
+    ((f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "580.95.05"), "WD302",
+     "A newer driver would not help: with one for CUDA 13.5 the load then fails with "
+     "CUDA_ERROR_INVALID_PTX (218), because PTX for compute_120 cannot be compiled for sm_90 | "
+     "fix: Rebuild as an sm_90 cubin"),
     ((f"{K}/libmulti.so", "--gpu", "sm_75", "--driver", "13.0"), "WD301",
      "none of its 3 containers has code sm_75 can run"),
     ((f"{K}/story/_vllm_fa2_C.abi3.so", *GB10), "WD302",
      "both containers can only JIT compute_80 PTX 9.5 ×2, PTX from CUDA 13.5 or newer; driver "
-     "580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so loading fails with "
+     "580.95.05 (CUDA 13.0) JIT-compiles PTX up to ISA 9.0, so launching its kernels fails with "
      "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)"),
     ((f"{K}/libptx95only.so", "--gpu", "b200", "--driver", "590.44.01"), "WD302",
      "upgrade to a driver for CUDA 13.5 or newer"),
@@ -374,8 +385,24 @@ def test_ptx_too_new_names_the_driver_that_would_fix_it(cli):
     doc = run_json(cli, f"{K}/fb-ptx80v91.fatbin", "--gpu", "h200", "--driver", "580.95.05")
     (f,) = [f for f in doc["findings"] if f["rule"] == "WD302"]
     assert f["data"]["cuda_needed"] == "13.1"
-    assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or add an sm_90 cubin, or upgrade to a "
-                                 "driver for CUDA 13.1 or newer (≥ 590.44.01)")
+    assert f["fix"]["title"] == ("Rebuild with CUDA ≤ 13.0 or with an sm_90 cubin; or "
+                                 "upgrade to a driver for CUDA 13.1 or newer (≥ 590.44.01)")
+    assert [c["loads"] for c in f["data"]["fixes_checked"]] == [True, True, True]
+
+
+def test_a_driver_upgrade_that_cannot_work_is_never_proposed(cli):
+    """PTX 9.5 text for compute_120 on an H200: the 13.0 driver rejects its .version (222);
+    a 13.5 driver would read it and then fail with 218 (the H200 cannot run compute_120 code,
+    docs/kernels-groundtruth.md), so the upgrade is checked, found not to load, and left out."""
+    doc = run_json(cli, f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "580.95.05")
+    (f,) = [f for f in doc["findings"] if f["rule"] == "WD302"]
+    assert "upgrade" not in f["fix"]["title"].lower()
+    by_fix = {c["fix"]: (c["loads"], c["then"]) for c in f["data"]["fixes_checked"]}
+    assert by_fix["driver for CUDA 13.5"] == (False, ["CUDA_ERROR_INVALID_PTX"])
+    assert by_fix["add an sm_90 cubin"] == (True, [])
+    # and the model agrees: with the 13.5 driver applied, the file gives 218
+    res = run_json(cli, f"{K}/compute_120-isa9.5.ptx", "--gpu", "h200", "--driver", "13.5")
+    assert [lib["load"]["cuda_error"] for lib in res["libraries"]] == ["CUDA_ERROR_INVALID_PTX"]
 
 
 @pytest.mark.slow
@@ -438,3 +465,51 @@ def test_cufft_keeps_its_kernels_in_ldata(cli, tmp_path, monkeypatch):
         assert load["embedded_sections"] == [".ldata"]
         assert load["counts"]["native"] > 300 and load["counts"]["containers"] > 10000
         assert "WD301" not in {f["rule"] for f in doc["findings"] if f["member"] == fft["member"]}
+
+
+@pytest.mark.parametrize("argv", [
+    (f"{K}/libmixed.so",),
+    (f"{K}/libmulti.so", f"{K}/sm_121f.cubin", f"{K}/compute_90-isa9.0.ptx",
+     f"{K}/libhostonly.so", f"{K}/concat-mixed.fatbin", f"{K}/libident.so"),
+    (f"{K}/story/_vllm_fa2_C.abi3.so", "--fail-on", "error"),
+])
+def test_fast_json_listing_is_the_full_paths_document_byte_for_byte(argv, tmp_path, monkeypatch):
+    """`--list --format json` of plain files takes a short path without the report machinery
+    (the JSON listing races the text one); it must print exactly what the full path prints."""
+    import argparse
+
+    from wheeldoc.kernels import command
+
+    monkeypatch.chdir(ROOT)
+    paths = [a for a in argv if not a.startswith("--") and a != "error"]
+    fail_on = "error" if "error" in argv else None
+    ns = dict(paths=paths, list=True, coverage=False, gpu=None, driver=None, platform=None,
+              python_version=None, format="json", config=None, fail_on=fail_on, select=None,
+              ignore=None, color="never")
+    fast, full = tmp_path / "fast.json", tmp_path / "full.json"
+    assert command._fast_list_json(argparse.Namespace(**ns, output=str(fast))) == 0
+    monkeypatch.setattr(command, "_plain_listing", lambda args, fmt="text": False)
+    assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
+    assert fast.read_text() == full.read_text()
+    VALIDATOR.validate(json.loads(fast.read_text()))
+
+
+def test_fast_json_listing_of_a_large_listing_is_byte_for_byte_too(tmp_path, monkeypatch):
+    """More than render.jsontext.BIG entries take the f-string records: same bytes."""
+    import argparse
+
+    from wheeldoc.kernels import command
+
+    big = tmp_path / "många \"containers\".fatbin"
+    big.write_bytes((ROOT / K / "fb-sm80-ptx80.fatbin").read_bytes() * 150
+                    + (ROOT / K / "concat-mixed.fatbin").read_bytes())
+    paths = [str(big), str(ROOT / K / "libident.so")]
+    ns = dict(paths=paths, list=True, coverage=False, gpu=None, driver=None, platform=None,
+              python_version=None, format="json", config=None, fail_on=None, select=None,
+              ignore=None, color="never")
+    fast, full = tmp_path / "fast.json", tmp_path / "full.json"
+    assert command._fast_list_json(argparse.Namespace(**ns, output=str(fast))) == 0
+    monkeypatch.setattr(command, "_plain_listing", lambda args, fmt="text": False)
+    assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
+    assert len(json.loads(fast.read_text())["entries"]) > 300
+    assert fast.read_text() == full.read_text()

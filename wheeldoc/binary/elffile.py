@@ -9,8 +9,7 @@ symbols, needed libraries, fatbin sections) build on `ElfFile.section`.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Union
+from typing import NamedTuple, Union
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 
@@ -21,8 +20,7 @@ MAX_SECTIONS = 1 << 16
 MAX_SEGMENTS = 1 << 16
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     index: int
     name: str
     type: int
@@ -41,8 +39,7 @@ class Section:
         return self.offset + self.size
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """One program header (PT_LOAD, PT_DYNAMIC, ...)."""
 
     type: int
@@ -56,8 +53,7 @@ class Segment:
     PT_DYNAMIC = 2
 
 
-@dataclass(frozen=True)
-class ElfHeader:
+class ElfHeader(NamedTuple):
     is64: bool
     little: bool
     osabi: int

@@ -52,6 +52,7 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 IN_MEMORY_MAX = 8 << 20  # inflate smaller members into memory, larger into a temporary file
 _IN_CHUNK, _OUT_CHUNK, _PENDING = 1 << 20, 8 << 20, 8
+_DROP_EVERY = 16 << 20  # consumed compressed bytes given back to the kernel in steps of this
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,12 @@ class MemberData:
     """
 
     def __init__(self, source: str, name: str, buf: Any, *, sha256: str | None = None,
-                 expected_sha256: str | None = None, close: Callable[[], None] | None = None) -> None:
+                 expected_sha256: str | None = None, close: Callable[[], None] | None = None,
+                 fileno: int | None = None) -> None:
         self.source, self.name, self.buf = source, name, buf
+        # the temporary file behind `buf` when the member was inflated to disk: readers that
+        # want a few headers of a large member pread it instead of faulting the mmap in
+        self.fileno = fileno
         self.sha256 = sha256
         self.expected_sha256 = expected_sha256
         self._close = close
@@ -375,13 +380,15 @@ class WheelArchive(MemberSource):
             sink.abort()
             raise
         return MemberData(self.path, info.filename, buf, sha256=digest, expected_sha256=expected,
-                          close=sink.abort)
+                          close=sink.abort,
+                          fileno=sink.file.fileno() if sink.file is not None and buf else None)
 
     def _pieces(self, info: zipfile.ZipInfo, raw: memoryview) -> Iterator[bytes]:
         """The inflated bytes in order, never more than the declared size."""
         name, size = info.filename, info.file_size
         d, errors = raw_inflater()
         produced, pos = 0, 0
+        base, dropped = self._data_start(info), 0  # archive offset of raw; bytes given back
         try:
             while not d.eof:
                 if d.unconsumed_tail:
@@ -389,6 +396,9 @@ class WheelArchive(MemberSource):
                 elif pos < len(raw):
                     chunk = raw[pos: pos + _IN_CHUNK]
                     pos += len(chunk)
+                    if pos - dropped >= _DROP_EVERY + _IN_CHUNK:
+                        self._drop(base + dropped, base + pos - _IN_CHUNK)
+                        dropped = pos - _IN_CHUNK
                 else:
                     raise InputError(self.path, "deflate stream ends before its end marker (truncated)",
                                      member=name)
@@ -403,6 +413,18 @@ class WheelArchive(MemberSource):
             raise InputError(self.path, f"corrupt deflate data: {e}", member=name) from None
         if produced != size:
             raise InputError(self.path, f"inflates to {produced} bytes, {size} declared", member=name)
+
+    def _drop(self, lo: int, hi: int) -> None:
+        """Give back the archive pages in [lo, hi) that a large member's inflation has
+        consumed (read-only file pages: the kernel reads them again if touched), so memory
+        stays flat however large the member."""
+        lo = (lo + mmap.PAGESIZE - 1) & ~(mmap.PAGESIZE - 1)
+        hi &= ~(mmap.PAGESIZE - 1)
+        if hi > lo:
+            try:
+                self._map.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
+            except (AttributeError, OSError, ValueError):
+                pass
 
     def _verify(self, info: zipfile.ZipInfo, crc: int, digest: str, expected: str | None) -> None:
         if crc != info.CRC:

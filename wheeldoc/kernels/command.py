@@ -29,6 +29,10 @@ def run(args: argparse.Namespace) -> int:
         code = _fast_list(args)
         if code is not None:
             return code
+    if _plain_listing(args, "json"):
+        code = _fast_list_json(args)
+        if code is not None:
+            return code
     from wheeldoc.core.settings import guarded
 
     return guarded(_run)(args)
@@ -37,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
 # -- the fast listing -------------------------------------------------------------------------
 
 
-def _plain_listing(args: argparse.Namespace) -> bool:
-    return (args.list and not args.coverage and not args.gpu and not args.driver and not args.output
-            and args.format in (None, "text", "full") and not args.config
-            and not getattr(args, "statistics", False) and not _project_config())
+def _plain_listing(args: argparse.Namespace, fmt: str = "text") -> bool:
+    formats = (None, "text", "full") if fmt == "text" else (fmt,)
+    return (args.list and not args.coverage and not args.gpu and not args.driver
+            and not getattr(args, "platform", None) and not getattr(args, "python_version", None)
+            and args.format in formats and not args.config and not getattr(args, "statistics", False)
+            and not _project_config() and (args.fail_on or "warning") in ("error", "warning", "info", "never"))
 
 
 def _project_config() -> bool:
@@ -96,6 +102,73 @@ def _write(text: str, output: str | None) -> None:
     write_text(escape_controls(text), output)
 
 
+def _fast_list_json(args: argparse.Namespace) -> int | None:
+    """`--list --format json` of plain files, without the report machinery: the document the
+    full path prints for a listing without a target (no rule runs then, so no finding), built
+    field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
+    the two byte for byte). None when an input needs the full path."""
+    import json
+
+    from wheeldoc import __version__
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.kernels.fatbin import open_fatbin
+    from wheeldoc.render.jsontext import BIG, dumps
+
+    libraries, read = [], []
+    enc = json.JSONEncoder(separators=(", ", ": ")).encode
+    for path in args.paths:
+        if path.endswith(ARCHIVES) or not os.path.isfile(path):
+            return None
+        try:
+            fb = open_fatbin(path)
+        except InputError:
+            return None
+        if not any(e.kind in ("cubin", "ptx") for e in fb.entries):
+            continue  # the full path reports no library for it either
+        read.append((path, fb))
+        containers = sum(1 for c in fb.containers
+                         if any(e.kind in ("cubin", "ptx") for e in c.entries))
+        libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
+                          "section": fb.section, "containers": containers,
+                          "entries": len(fb.entries), "load": None})
+    total = sum(len(fb.entries) for _, fb in read)
+    entries = [] if total > BIG else [
+        {"library": path, "container": e.container, "index": e.index, "kind": e.kind,
+         "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression, "size": e.size,
+         "identifier": e.identifier, "concat": e.parent is not None}
+        for path, fb in read for e in fb.entries]
+    doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
+           "command": "kernels",
+           "target": {"platform": None, "gpu": None, "driver": None, "python": None,
+                      "source": "flags"},
+           "inputs": list(args.paths), "findings": [], "skipped": [],
+           "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
+                       "fail_on": args.fail_on or "warning", "exit_code": 0},
+           "entries": entries, "libraries": libraries}
+    if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
+        # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
+        lines = []
+        for path, fb in read:
+            lib = enc(path)
+            lines.extend(
+                f'{{"library": {lib}, "container": {e.container}, "index": {e.index}, '
+                f'"kind": "{e.kind}", "arch": "{e.arch}", "ptx_isa": '
+                f'{"null" if e.ptx_isa is None else chr(34) + e.ptx_isa + chr(34)}, "compression": '
+                f'{"null" if e.compression is None else chr(34) + e.compression + chr(34)}, '
+                f'"size": {e.size}, "identifier": '
+                f'{"null" if e.identifier is None else enc(e.identifier)}, '
+                f'"concat": {"false" if e.parent is None else "true"}}}' for e in fb.entries)
+        doc["entries"] = "\0entries"
+        text = dumps(doc).replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+    else:
+        text = dumps(doc)
+    from wheeldoc.core.redact import redact_json_text
+    from wheeldoc.render.output import write_text
+
+    write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
+    return 0
+
+
 # -- the full command -------------------------------------------------------------------------
 
 
@@ -121,7 +194,10 @@ def _run(args: argparse.Namespace) -> int:
                              "stop earlier (wheeldoc/data/cuda.json)")
     report = Report("kernels", target.to_dict())
     _announce(args.paths)
-    facts = read_inputs(args.paths, Cache())
+    # a verdict or the coverage table may need the containers kept in data sections: find
+    # them while each wheel member is open, not by inflating it again
+    facts = read_inputs(args.paths, Cache(), embedded=gpu is not None or not args.list
+                        or args.coverage)
     report.inputs.extend(facts.inputs)
     report.skipped.extend(facts.skipped)
     findings = [_input_error(e) for e in facts.errors]

@@ -8,8 +8,9 @@ docs `shared/reference/cuda-binaries.md` §4.
 
 from __future__ import annotations
 
+import re
 import struct
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from wheeldoc.core.errors import InputError
 from wheeldoc.binary.elffile import Buffer, ElfFile
@@ -23,8 +24,7 @@ COMPAT_ACCELERATOR = 9  # EICOMPAT_ATTR_CUDA_ACCELERATOR_TARGET
 MAX_NOTE_SECTION = 1 << 20
 
 
-@dataclass(frozen=True)
-class CubinInfo:
+class CubinInfo(NamedTuple):
     """What a cubin's ELF says about itself (never `f`: that lives only in the fatbin entry)."""
 
     elf_type: str  # "exec" (ET_EXEC), "rel" (ET_REL, from -rdc) or "other"
@@ -41,6 +41,36 @@ class CubinInfo:
     tool_version: str | None  # "Cuda compilation tools, release 13.0, V13.0.88"
     tool_branch: str | None  # "Build cuda_13.0.r13.0/compiler.36424714_0"
     tool_options: str | None  # "-arch sm_121a -m 64 "
+
+    @property
+    def suffix(self) -> str:
+        """The target's suffix: "a" (arch-specific), "f" (family) or "". `a` comes from
+        `.nv.compat` (CUDA 13) or e_flags (ABI 7, and ABI 8 from ptxas 12.x); `f` leaves no
+        trace but the ptxas options in `.note.nv.tkinfo` (`-arch sm_100f`), which also name
+        `a` where neither of the others can tell."""
+        if self.accelerator:
+            return "a"
+        opt = options_arch(self.tool_options)
+        if opt is not None and opt[0] == self.sm:
+            if opt[1] == "f" or (opt[1] == "a" and self.accelerator is None):
+                return opt[1]
+        return ""
+
+    @property
+    def target(self) -> str:
+        """"sm_100a", "sm_100f", "sm_100": the arch the cubin was built for, suffix included."""
+        return f"sm_{self.sm}{self.suffix}"
+
+
+_ARCH_OPTION = re.compile(r"(?:^|\s)-(?:arch|-gpu-name)[= ]+sm_(\d+)([af]?)\b")
+
+
+def options_arch(options: str | None) -> tuple[int, str] | None:
+    """(100, "f") from ptxas options "-arch sm_100f -m 64 ", or None."""
+    if not options:
+        return None
+    m = _ARCH_OPTION.search(options)
+    return (int(m.group(1)), m.group(2)) if m else None
 
 
 def parse_compat(blob: bytes) -> tuple[tuple[int, int | bytes], ...]:
@@ -105,7 +135,10 @@ def _read(buf: Buffer, path: str) -> CubinInfo:
         raise elf.fail(f"e_machine {h.machine} is not EM_CUDA ({EM_CUDA})", 18)
     sm = (h.flags >> 8) & 0xFF if h.abiversion >= 8 else h.flags & 0xFF
     compat: tuple[tuple[int, int | bytes], ...] = ()
-    sec = next((s for s in elf.sections if s.type == SHT_CUDA_COMPAT), None)
+    # CUDA_COMPAT_INFO by type; older producers (nvasm 12.9 in flashinfer-cubin) write a
+    # PROGBITS section of that name
+    sec = next((s for s in elf.sections if s.type == SHT_CUDA_COMPAT), None) or \
+        elf.section(".nv.compat")
     if sec is not None:
         try:
             compat = parse_compat(bytes(_small(elf, sec)))
@@ -132,11 +165,12 @@ def _read(buf: Buffer, path: str) -> CubinInfo:
 
 
 def _accelerator_from_flags(abiversion: int, flags: int) -> bool | None:
+    """ABI 7: EF_CUDA_ACCELERATORS (0x800). ABI 8: bit 0x8 of the low byte, set by the 12.x
+    producers (ptxas 0x0a, nvasm 0x0c); CUDA 13 keeps `a` in .nv.compat only, so an unset
+    bit cannot tell (None)."""
     if abiversion < 8:
-        return bool(flags & 0x800)  # EF_CUDA_ACCELERATORS (ABI 7)
-    if flags & 0xFF == 0x02 or flags & 0xFF == 0x0A:
-        return bool(flags & 0x8)  # ptxas 12.9 ABI 8, sm >= 100
-    return None
+        return bool(flags & 0x800)
+    return True if flags & 0x8 else None
 
 
 def _small(elf: ElfFile, sec) -> memoryview:

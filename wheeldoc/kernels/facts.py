@@ -36,6 +36,27 @@ def is_library_name(name: str) -> bool:
     return _LIBRARY_NAME.search(name.rsplit("/", 1)[-1]) is not None
 
 
+GPU_CODE_SUFFIXES = (".cubin", ".ptx", ".fatbin")
+
+
+def is_gpu_code_name(name: str) -> bool:
+    """Standalone GPU code: `*.cubin`, `*.ptx`, `*.fatbin` (flashinfer-cubin ships ~16,000
+    cubins that flashinfer loads itself with cuModuleLoadData)."""
+    return name.lower().endswith(GPU_CODE_SUFFIXES)
+
+
+def is_candidate_name(name: str) -> bool:
+    """A file `kernels` reads in a wheel or a directory: a library or standalone GPU code."""
+    return is_library_name(name) or is_gpu_code_name(name)
+
+
+def _looks_like_code(head: bytes, name: str) -> bool:
+    """ELF, a fatbin container, or (for a `.ptx` name) text: what open_fatbin can read."""
+    if head[:4] == b"\x7fELF" or head[:4] == b"\x50\xed\x55\xba":
+        return True
+    return name.lower().endswith(".ptx")
+
+
 @dataclass(frozen=True)
 class Library:
     """One file with GPU code: a `.so`, a wheel member, a `.fatbin`, `.cubin` or `.ptx`."""
@@ -91,7 +112,10 @@ class Inputs:
 # -- reading the inputs ---------------------------------------------------------------------
 
 
-def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
+def read_inputs(paths: Iterable[str], cache=None, *, embedded: bool = False) -> Inputs:
+    """Every library of the inputs. With `embedded`, a wheel member's data sections are
+    searched for containers (wheeldoc.kernels.embedded) while it is open for its headers,
+    rather than by inflating it again when a verdict needs them."""
     out = Inputs()
     for raw in paths:
         out.inputs.append(raw)
@@ -99,7 +123,7 @@ def read_inputs(paths: Iterable[str], cache=None) -> Inputs:
             if os.path.isdir(raw):
                 _read_directory(raw, out)
             elif raw.endswith(ARCHIVES) and os.path.isfile(raw):
-                _read_wheel(raw, out, cache)
+                _read_wheel(raw, out, cache, embedded)
             else:
                 if not os.path.exists(raw):
                     raise InputError(raw, "no such file or directory")
@@ -167,14 +191,14 @@ def _read_directory(root: str, out: Inputs) -> None:
     for dirpath, dirnames, files in os.walk(root):
         dirnames.sort()
         for fname in sorted(files):
-            if not is_library_name(fname):
+            if not is_candidate_name(fname):
                 continue
             path = os.path.join(dirpath, fname)
             if os.path.islink(path) or not os.path.isfile(path):
                 continue  # the file it points to is read under its own name
             try:
                 with open_regular(path) as fh:
-                    if fh.read(4) != b"\x7fELF":
+                    if not _looks_like_code(fh.read(4), fname):
                         continue  # a linker script or a text file named *.so
                 fb = open_fatbin(path)
             except InputError as e:
@@ -186,24 +210,26 @@ def _read_directory(root: str, out: Inputs) -> None:
             _add(out, path, os.path.relpath(path, root), None, root, fb, path)
 
 
-def _read_wheel(path: str, out: Inputs, cache) -> None:
+def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
     from wheeldoc.binary.members import WheelArchive
 
     with WheelArchive(path) as archive:
         for rej in archive.rejected:
-            if is_library_name(rej.name):
+            if is_candidate_name(rej.name):
                 out.skipped.append(Skipped(path, f"member refused: {rej.reason}", rej.name))
         for member in archive.members:
-            if not is_library_name(member.name):
+            if not is_candidate_name(member.name):
                 continue
+            scanned: dict = {}
             try:
-                fb = _member_fatbin(archive, member, cache)
+                fb = _member_fatbin(archive, member, cache, scanned if embedded else None)
             except InputError as e:
                 out.skipped.append(Skipped(path, reason(e), member.name))
                 continue
             if fb is not None:
-                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path,
-                     _in_wheel(path, member, cache))
+                find = ((lambda f=scanned["found"]: f) if "found" in scanned
+                        else _in_wheel(path, member, cache))
+                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
 
 
 def _verified_key(data, key: str) -> str | None:
@@ -218,10 +244,18 @@ def _verified_key(data, key: str) -> str | None:
     return key if digest == key else None
 
 
-def _member_fatbin(archive, member, cache) -> Fatbin | None:
+CACHE_MIN_MEMBER = 1 << 20  # smaller standalone cubins / PTX / fatbins (flashinfer-cubin's
+# 16,000) are read faster than a cache file is found and decoded
+
+
+def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
-    reading the member (inflated into an anonymous temporary file when large)."""
-    key = member.sha256 if cache is not None else None
+    reading the member (inflated into an anonymous temporary file when large, whose headers
+    are then read with pread). With `embedded` (a dict), the containers the member keeps in
+    its data sections are found while the member is open (wheeldoc.kernels.embedded), put
+    under its "found" key and cached like the headers."""
+    key = (member.sha256 if cache is not None and
+           (member.size >= CACHE_MIN_MEMBER or not is_gpu_code_name(member.name)) else None)
     if key:
         hit = cache.get("fatbin-headers", key, CACHE_VERSION)
         if hit is not None:
@@ -230,11 +264,28 @@ def _member_fatbin(archive, member, cache) -> Fatbin | None:
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("fatbin-headers", key, CACHE_VERSION)
     with archive.open(member.name) as data:
-        if bytes(data.buf[:4]) != b"\x7fELF":
+        if not _looks_like_code(bytes(data.buf[:4]), member.name):
             return None
-        fb = read_fatbin(data.buf, archive.path, member=member.name)
+        fd = getattr(data, "fileno", None)
+        fb = read_fatbin(data.buf, archive.path, member=member.name, fd=fd)
         if key:
             key = _verified_key(data, key)
+        if embedded is not None and fb.format == "elf" and \
+                any(e.kind in LOADABLE for e in fb.entries):
+            from wheeldoc.kernels.embedded import scan
+
+            try:
+                found = tuple((s, c) for s, c in scan(data.buf, archive.path, member.name, fd=fd)
+                              if any(e.kind in LOADABLE for e in c.entries))
+            except (InputError, OSError):
+                found = ()
+            embedded["found"] = found
+            ekey = key
+            if ekey:
+                efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
+                             tuple(c for _, c in found))
+                cache.put("fatbin-embedded", ekey, CACHE_VERSION,
+                          {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb
@@ -406,6 +457,15 @@ def coverage_cell(load: LibraryLoad) -> dict:
     else:
         mode = "none"
     return {"mode": mode, "native": n["native"], "jit": n["jit"], "fail": n["fail"]}
+
+
+def per_arch_module(lib: Library) -> bool:
+    """Whether every cubin and PTX entry of the library is arch-specific (`sm_90a`) or
+    family-specific (`sm_100f`): a module built for chosen GPUs only (FlashAttention-3 for
+    Hopper, FlashMLA for Hopper and Blackwell, flashinfer's per-arch cubins), which its callers
+    load only on those GPUs."""
+    entries = [e for c in lib.containers for e in c.entries if e.kind in LOADABLE]
+    return bool(entries) and all(e.suffix in ("a", "f") for e in entries)
 
 
 def arch_specific(lib: Library) -> list[FatbinEntry]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from wheeldoc.core.errors import InputError, LimitExceeded
@@ -123,8 +122,7 @@ class FatbinContainer(NamedTuple):
         return self.offset + self.header_size + self.fat_size
 
 
-@dataclass(frozen=True, slots=True)
-class Fatbin:
+class Fatbin(NamedTuple):
     """All GPU code found in one file (or one archive member)."""
 
     path: str
@@ -167,9 +165,11 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
 
 
 def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = None,
-                section: str | None = None) -> Fatbin:
-    """Detect the format of `buf` (bytes, mmap, ...) and read every container and entry header."""
-    return _read(buf, _Reader(buf), path, member, section)
+                section: str | None = None, fd: int | None = None) -> Fatbin:
+    """Detect the format of `buf` (bytes, mmap, ...) and read every container and entry header.
+    With `fd` (the file `buf` maps), the fatbin headers are read with pread rather than by
+    faulting the mapping in around each of them."""
+    return _read(buf, _Reader(buf, fd), path, member, section)
 
 
 class _Reader:
@@ -442,7 +442,7 @@ def _options(head: bytes, hsize: int, opts_off: int, kind: str, pos: int, path: 
 
 def _standalone_cubin(buf: Buffer, path: str, member: str | None) -> Fatbin:
     info = read_cubin(buf, path, member=member)
-    entry = FatbinEntry(0, 0, 0, "cubin", 2, info.sm, "a" if info.accelerator else "",
+    entry = FatbinEntry(0, 0, 0, "cubin", 2, info.sm, info.suffix,
                         (1, info.abi_version), 0, 0, 0, len(buf), None, None, None, None, None,
                         info.accelerator)
     return Fatbin(path, member, "cubin", None, None, None, (),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from wheeldoc import __version__
 from wheeldoc.core.engine import exit_code
 from wheeldoc.core.model import Report, finding_to_dict
+from wheeldoc.render.jsontext import dumps
 
 SCHEMA_VERSION = 1
 
@@ -36,4 +36,4 @@ def report_to_dict(report: Report, fail_on: str, exit_code_: int | None = None) 
 
 def render(report: Report, fail_on: str, *, exit_code: int | None = None) -> str:
     """`exit_code`: the process's (after `--exit-zero`), when it differs from the threshold's."""
-    return json.dumps(report_to_dict(report, fail_on, exit_code), indent=2, sort_keys=False, default=str) + "\n"
+    return dumps(report_to_dict(report, fail_on, exit_code))

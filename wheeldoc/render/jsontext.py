@@ -1,0 +1,57 @@
+"""The JSON text of a report document: indented as `json.dumps(indent=2)`, large arrays through
+the C encoder (no import of the report machinery, so a verb's fast path can use it)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+BIG = 256  # arrays longer than this print one compact element per line
+
+
+_compact = json.JSONEncoder(separators=(", ", ": "), default=str).encode  # the C encoder
+
+
+def dumps(doc: Any) -> str:
+    """Indented JSON, as `json.dumps(indent=2)` writes it, except that an array of more than
+    BIG elements (a listing's `entries`: 5,666 for cuBLASLt) has one compact element per line,
+    each encoded by the C encoder: the indented encoder is pure Python and made a large
+    listing's JSON twice as slow as its text."""
+    out: list[str] = []
+    _encode(doc, 0, out)
+    out.append("\n")
+    return "".join(out)
+
+
+def _encode(obj: Any, level: int, out: list[str]) -> None:
+    if isinstance(obj, dict):
+        if not obj:
+            out.append("{}")
+            return
+        pad = "\n" + "  " * (level + 1)
+        out.append("{")
+        for i, (k, v) in enumerate(obj.items()):
+            out.append(("," if i else "") + pad + _compact(k if isinstance(k, str) else str(k))
+                       + ": ")
+            _encode(v, level + 1, out)
+        out.append("\n" + "  " * level + "}")
+    elif isinstance(obj, (list, tuple)):
+        if not obj:
+            out.append("[]")
+            return
+        pad = "\n" + "  " * (level + 1)
+        if len(obj) > BIG:
+            whole = _compact(obj)  # one call into the C encoder for the whole array
+            if all(isinstance(x, dict) for x in obj) and whole.count("}, {") == len(obj) - 1:
+                body = whole[1:-1].replace("}, {", "}," + pad + "{")  # each boundary, once
+            else:
+                body = ("," + pad).join(map(_compact, obj))
+            out.append("[" + pad + body + "\n" + "  " * level + "]")
+            return
+        out.append("[")
+        for i, v in enumerate(obj):
+            out.append(("," if i else "") + pad)
+            _encode(v, level + 1, out)
+        out.append("\n" + "  " * level + "]")
+    else:
+        out.append(_compact(obj))
