@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _plain_listing(args: argparse.Namespace, fmt: str = "text") -> bool:
     formats = (None, "text", "full") if fmt == "text" else (fmt,)
-    return (args.list and not args.coverage and not args.gpu and not args.driver
+    return (args.list and not args.coverage and not args.gpu and not args.driver and not args.output
             and not getattr(args, "platform", None) and not getattr(args, "python_version", None)
             and args.format in formats and not args.config and not getattr(args, "statistics", False)
             and not _project_config() and (args.fail_on or "warning") in ("error", "warning", "info", "never"))

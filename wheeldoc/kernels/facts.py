@@ -157,6 +157,15 @@ def _on_disk(path: str) -> Callable:
     return find
 
 
+def _raising(error: Exception) -> Callable:
+    """The embedded finder of a member whose scan already failed: it says why, as a fresh scan would."""
+
+    def find() -> tuple:
+        raise error
+
+    return find
+
+
 def _in_wheel(path: str, member, cache) -> Callable:
     """Re-reads the member (once per run; cached by its RECORD sha256 like the headers)."""
 
@@ -227,7 +236,8 @@ def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
                 out.skipped.append(Skipped(path, reason(e), member.name))
                 continue
             if fb is not None:
-                find = ((lambda f=scanned["found"]: f) if "found" in scanned
+                find = (_raising(scanned["error"]) if "error" in scanned
+                        else (lambda f=scanned["found"]: f) if "found" in scanned
                         else _in_wheel(path, member, cache))
                 _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
 
@@ -277,8 +287,9 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
             try:
                 found = tuple((s, c) for s, c in scan(data.buf, archive.path, member.name, fd=fd)
                               if any(e.kind in LOADABLE for e in c.entries))
-            except (InputError, OSError):
+            except (InputError, OSError) as e:
                 found = ()
+                embedded["error"] = e  # a limit or a corrupt container: said in WD301 (embedded_error)
             embedded["found"] = found
             ekey = key
             if ekey:
