@@ -3,6 +3,7 @@
 
     python scripts/measure_real_locks.py            # print the tables
     python scripts/measure_real_locks.py --write    # also rewrite docs/real-world-lockfiles.md
+    python scripts/measure_real_locks.py --corpus fixtures/real/heldout/locks   # the held-out set
 
 For every lock and target in fixtures/real/locks/labels.json, runs `wheeldoc check LOCK
 ARGS --format json` (a fresh process each, the checkout's own wheeldoc) and matches the
@@ -25,6 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "fixtures" / "real" / "locks"
+HELDOUT = REPO / "fixtures" / "real" / "heldout" / "locks"
 DOC = REPO / "docs" / "real-world-lockfiles.md"
 
 
@@ -45,11 +47,11 @@ def _packages(f: dict) -> set[str]:
     return out
 
 
-def measure() -> dict:
-    labels = json.loads((CORPUS / "labels.json").read_text())
+def measure(corpus: Path = CORPUS) -> dict:
+    labels = json.loads((corpus / "labels.json").read_text())
     rows, per_rule = [], {}
     for entry in labels["locks"]:
-        lock = CORPUS / entry["path"]
+        lock = corpus / entry["path"]
         for target in entry["targets"]:
             report = run_check(lock, target["args"])
             loud = [f for f in report["findings"] if f["severity"] in ("error", "warning")]
@@ -110,19 +112,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="rewrite the measured section of docs/real-world-lockfiles.md")
     ap.add_argument("--heading", default="## Measured", help="heading of the section written")
+    ap.add_argument("--corpus", type=Path, default=CORPUS,
+                    help="folder with the locks and their labels.json (default: the tuning corpus)")
+    ap.add_argument("--doc", type=Path, default=DOC, help="the document --write rewrites")
     args = ap.parse_args()
-    m = measure()
+    m = measure(args.corpus.resolve())
     text = render(m, args.heading)
     print(text)
     if args.write:
-        doc = DOC.read_text() if DOC.exists() else "# Real-world lockfiles\n\n"
+        doc = args.doc.read_text() if args.doc.exists() else "# Real-world lockfiles\n\n"
         start = doc.find(args.heading + "\n")
         if start >= 0:
             end = doc.find("\n## ", start + len(args.heading) + 1)
             doc = doc[:start] + text + (doc[end + 1:] if end >= 0 else "")
         else:
             doc = doc.rstrip("\n") + "\n\n" + text
-        DOC.write_text(doc)
+        args.doc.write_text(doc)
     return 0
 
 

@@ -1,0 +1,72 @@
+"""The WD4xx rules on the HELD-OUT Dockerfiles (fixtures/real/heldout/dockerfiles): files the rules
+were never tuned on, labelled by hand and committed before wheeldoc first ran on them.
+
+The issue's goals (precision >= 97 %, recall >= 90 %) are NOT met on this set; these tests pin the
+numbers measured on 2026-12-02 (docs/real-world-heldout.md) so that a change shows up either way.
+If a change improves them, update the numbers here and in the doc in the same commit, and never
+change a rule because of a file in this folder: a held-out set tuned on is no longer held out."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "fixtures" / "real" / "heldout" / "dockerfiles"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "bench" / "real_corpus_dockerfiles.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict:
+    return _bench().measure(CORPUS)
+
+
+def test_heldout_labels_cover_the_corpus() -> None:
+    labels = json.loads((CORPUS / "labels.json").read_text())
+    files = {p.name for p in CORPUS.glob("*.Dockerfile")}
+    assert files == set(labels["files"]), "every held-out file has labels, every label a file"
+    assert len(files) >= 25
+    manifest = (CORPUS.parent / "MANIFEST.md").read_text()
+    for name in files:
+        assert f"dockerfiles/{name} |" in manifest, f"{name} has no provenance row"
+    tuning = (ROOT / "fixtures" / "real" / "MANIFEST.md").read_text()
+    for name in files:
+        assert f"dockerfiles/{name} |" not in tuning, f"{name} is also in the tuning corpus"
+    for name, entry in labels["files"].items():
+        for d in entry["defects"]:
+            assert d["rule"] in labels["rules"] and d["line"] >= 1 and d["why"], (name, d)
+        assert entry["clean"].get("*"), name
+
+
+def test_heldout_numbers(measured: dict) -> None:
+    got = (measured["defects"], measured["tp"], measured["fp"], measured["miss"])
+    assert got == (4, 0, 2, 4), "held-out numbers changed (defects, tp, fp, miss):\n" + "\n".join(measured["details"])
+    assert measured["precision"] == 0.0 and measured["recall"] == 0.0
+
+
+def test_heldout_false_positives_are_the_known_ones(measured: dict) -> None:
+    fps = sorted(line.split()[1] + " " + line.split()[2] for line in measured["details"] if line.startswith("FP"))
+    assert fps == [
+        "WD409 bionemo__models~amplify~Dockerfile.Dockerfile:4",
+        "WD409 transformers__transformers-pytorch-gpu~Dockerfile.Dockerfile:28",
+    ]
+    assert measured["clean_files_with_findings"] == ["bionemo__models~amplify~Dockerfile.Dockerfile"]
+
+
+def test_heldout_misses_are_the_known_ones(measured: dict) -> None:
+    misses = sorted(line.split()[1] + " " + line.split()[2] for line in measured["details"] if line.startswith("MISS"))
+    assert misses == [
+        "WD403 transformers__transformers-pytorch-gpu~Dockerfile.Dockerfile:21",
+        "WD403 vllm-bootstrap-09785775__Dockerfile.Dockerfile:15",
+        "WD403 vllm-bootstrap-61441100__Dockerfile.Dockerfile:15",
+        "WD403 vllm-inference-server__Dockerfile.Dockerfile:4",
+    ]
