@@ -228,3 +228,44 @@ def test_a_build_the_index_lacks_is_answered_only_when_every_indexed_build_agree
     _catalog.cache_clear()
     disagreed = run(str(one), "torch==2.11.0+cu126")
     assert disagreed.returncode == 2 and "Traceback" not in disagreed.stderr, disagreed.stderr
+
+
+def _real_world_pairs() -> list[tuple[str, str]]:
+    from tests.abi import realworld
+
+    if not realworld.TRUTH.exists():
+        return []
+    return sorted({(p["extension"], p["torch_wheel"]) for p in realworld.pairs()})
+
+
+@pytest.mark.slow
+def test_the_index_answers_the_real_world_truth_table_as_the_wheels_do(cache):
+    """docs/real-world-truth.md's pairs: `abi EXT torch==X` from the index (or, for the PyTorch
+    index's CPU build, from a local index it was added to) against `abi EXT TORCH.whl`, both with
+    the CUDA plan from torch's METADATA: the same verdict, per-object verdicts and first failures,
+    and the same findings."""
+    from tests.abi import realworld
+
+    compared = 0
+    for ext_name, torch_name in _real_world_pairs():
+        ext, wheel = realworld.find(ext_name), realworld.find(torch_name)
+        if ext is None or wheel is None:
+            continue
+        version = parse_wheel_filename(wheel.name)[1]
+        if version.local:
+            assert run_subprocess("index", "add", str(wheel), cwd=ROOT).code == 0
+            _catalog.cache_clear()
+        requirement = f"torch=={version}"
+        indexed = run_subprocess("abi", str(ext), requirement, "--format", "json", "--fail-on", "never",
+                                 cwd=ROOT, timeout=900)
+        assert indexed.code == 0, indexed.err
+        from_index = indexed.json()
+        if from_index["torch"].get("origin") not in ("index", "local index"):
+            continue  # not indexed here (WHEELDOC_NO_TORCH_INDEX)
+        assert from_index["torch"]["wheel_sha256"] == _sha256(wheel), (ext_name, torch_name)
+        from_wheel = run_subprocess("abi", str(ext), str(wheel), "--format", "json", "--fail-on", "never",
+                                    cwd=ROOT, timeout=900).json()
+        _same_answer(from_index, from_wheel)
+        compared += 1
+    if not compared:
+        pytest.skip("none of the real-world pairs is cached here")
