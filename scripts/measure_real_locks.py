@@ -54,8 +54,10 @@ def measure(corpus: Path = CORPUS) -> dict:
         lock = corpus / entry["path"]
         for target in entry["targets"]:
             report = run_check(lock, target["args"])
-            loud = [f for f in report["findings"] if f["severity"] in ("error", "warning")]
-            quiet = [f for f in report["findings"] if f["severity"] not in ("error", "warning")]
+            # the lockfile rules' verdicts; WD0xx notes (an input that could not be read, an include
+            # the corpus excerpt lacks) say what was not checked and are listed with the quiet ones
+            loud = [f for f in report["findings"] if f["severity"] in ("error", "warning") and f["rule"].startswith("WD1")]
+            quiet = [f for f in report["findings"] if f not in loud]
             found = set()
             tp = fp = miss = 0
             for f in loud:

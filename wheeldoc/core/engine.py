@@ -62,7 +62,7 @@ def finalize(
     """Filter, override severities and sort; the report is then ready for every renderer.
     Every skipped part of an input also becomes a WD002 finding, so it counts towards --fail-on."""
     kept = []
-    skipped = [Finding("WD002", "part of an input could not be analyzed", Severity.WARNING,
+    skipped = [Finding("WD002", "part of an input could not be analyzed", s.severity,
                        Location(s.path, s.line, member=s.member), f"skipped: {s.reason}") for s in report.skipped]
     for f in [*findings, *skipped]:
         if not selection.enabled(f.rule) or suppressed(f):

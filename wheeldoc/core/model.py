@@ -92,6 +92,7 @@ class Skipped:
     reason: str
     member: str | None = None
     line: int | None = None
+    severity: Severity = Severity.WARNING  # INFO for a part that is not meant to be checked (an unpinned input line)
 
 
 @dataclass

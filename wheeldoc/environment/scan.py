@@ -262,9 +262,10 @@ def read_library(fs: FileSystem, path: str, expect: str | None = None) -> dict:
     if info.gpu_sections and isinstance(fs, HostFileSystem):
         fb = open_fatbin(path)  # pread: keeps the resident set small on 1 GB libraries
     if expect is not None and isinstance(fs, HostFileSystem):
-        try:
-            with open_regular(path) as fh:  # streamed: the resident set stays small
-                extra["digest_ok"] = hashlib.file_digest(fh, "sha256").hexdigest() == expect
+        from wheeldoc.core.cache import sha256_file
+
+        try:  # streamed in blocks: the resident set stays small (hashlib.file_digest is 3.11+)
+            extra["digest_ok"] = sha256_file(path) == expect
         except OSError:
             extra["digest_ok"] = False
     return {"format": "elf", "needed": list(info.needed), "soname": info.soname, "rpath": list(info.rpath),

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from wheeldoc.core.engine import Context, run_family
-from wheeldoc.core.model import Finding, Report, Skipped
+from wheeldoc.core.model import Finding, Report, Severity, Skipped
 from wheeldoc.core.settings import Settings
 
 
@@ -99,7 +99,7 @@ def unpinned_note(facts) -> Skipped:
     return Skipped(first_path(facts, first), f"{len(names)} requirement{'s' if len(names) > 1 else ''} "
                    f"not pinned to a version ({', '.join(names[:4])}{more}): what they resolve to is "
                    f"unknown, so their builds are not checked; pin them (`uv pip compile`, `pip-compile`) "
-                   f"or check the lock", line=first.line)
+                   f"or check the lock", line=first.line, severity=Severity.INFO)
 
 
 def first_path(facts, pkg) -> str:
