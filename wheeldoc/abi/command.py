@@ -99,7 +99,6 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
         cuda_requirements,
         plan_from_index,
         plan_from_metadata,
-        python_version,
     )
     from wheeldoc.abi.fetch import fetch, lock, wheels_dir
     from wheeldoc.data.abi_tables import system_target
@@ -221,7 +220,6 @@ def _emit(report, facts, settings, torch_arg: str) -> int:
     from wheeldoc.abi.view import extension_records, sections
     from wheeldoc.render.output import emit
     from wheeldoc.core.engine import Context, finalize
-    from wheeldoc.core.model import Finding, Location, Severity
     from wheeldoc.abi.rules import run as run_abi_rules
 
     report.inputs.append(torch_arg)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from wheeldoc.binary.elf import ElfInfo
-from wheeldoc.binary.members import DistMetadata, Member, MemberData, MemberSource, WheelInfo
+from wheeldoc.binary.members import Member, MemberData, MemberSource, WheelInfo
 from wheeldoc.core.errors import InputError
 
 ENTRY_VERSION = 1
@@ -74,9 +74,6 @@ class IndexedWheel(MemberSource):
         i = self.entry["info"]
         return WheelInfo(i["name"], i["version"], i["build"], tuple(i["tags"]), tuple(i["wheel_tags"]),
                          i["wheel_version"], i["generator"], i["root_is_purelib"])
-
-    def metadata(self) -> DistMetadata | None:  # parsed as the wheel's own METADATA would be
-        return super().metadata()
 
     def read_bytes(self, name: str, limit: int | None = None) -> bytes:
         if name in self._texts:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 from wheeldoc.abi.site import looks_like_library
