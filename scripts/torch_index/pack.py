@@ -2,7 +2,8 @@
 
     uv run python scripts/torch_index/pack.py RAW_DIR [OUT_DIR]
 
-Writes `names.bin` (every exported symbol name of every entry, once), one `<key>.wdti` per entry
+Writes `names.bin` (every exported symbol name of every entry, once), `lookup.bin` (their
+hashes, for finding a name's id without decoding them), one `<key>.wdti` per entry
 (scripts/torch_index/README.md tells how the raw entries were made) and `catalog.json`: per
 entry its key (release, local build, platform) and provenance (the wheel's file name, sha256 and
 size as downloaded from the package index).
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 
 from wheeldoc.abi.index import ENTRY_VERSION, key_of
-from wheeldoc.abi.index_pack import NAMES, pack_entry, pack_names
+from wheeldoc.abi.index_pack import LOOKUP, NAMES, pack_entry, pack_lookup, pack_names
 
 
 def main(argv: list[str]) -> int:
@@ -34,6 +35,7 @@ def main(argv: list[str]) -> int:
     for old in out.glob("*.wdti"):
         old.unlink()
     (out / NAMES).write_bytes(pack_names(names))
+    (out / LOOKUP).write_bytes(pack_lookup(names))
     catalog = []
     for e in entries:
         key = key_of(e)

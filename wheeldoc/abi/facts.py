@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wheeldoc.abi.index_pack import CXX11, OLD_STRING
 from wheeldoc.abi.site import Entry, Site
 from wheeldoc.abi.loader import Loader, LoadResult, TorchImport, torch_owned
 from wheeldoc.data.abi_tables import SystemTarget
@@ -375,12 +377,12 @@ def _torch_entries(facts: AbiFacts) -> list[Entry]:
 
 def find_relatives(facts: AbiFacts, symbols: list[str]) -> dict[str, Relative]:
     """For each missing torch symbol, an exported one with the same qualified name and another
-    signature, found by the mangled identifier (`29c10_cuda_check_implementation`) first."""
+    signature. A mangled name spells its qualified name first (`_ZN` [qualifiers] components
+    `29c10_cuda_check_implementation`, or `_Z` and the name), so the candidates are the exported
+    names that start alike, found by bisection in each library's sorted names."""
     from wheeldoc.binary.demangle import demangle_many, function_name
 
-    blobs = []
-    for e in _torch_entries(facts):
-        blobs.append((e, "\n" + "\n".join(facts.site.exports(e)) + "\n"))
+    libraries = [(e, _prefix_search(facts, e)) for e in _torch_entries(facts)]
     out: dict[str, Relative] = {}
     for sym in symbols:
         text = facts.demangled.get(sym, sym)
@@ -388,18 +390,11 @@ def find_relatives(facts: AbiFacts, symbols: list[str]) -> dict[str, Relative]:
         ident = re.split(r"::", re.sub(r"<.*>", "", qualified))[-1]
         if not ident or not re.match(r"^[A-Za-z_]\w*$", ident):
             continue
-        token = f"{len(ident)}{ident}"
+        prefixes = _name_prefixes(sym, f"{len(ident)}{ident}")
         candidates: list[tuple[str, Entry]] = []
-        for entry, blob in blobs:
-            start = 0
-            while len(candidates) < 200:
-                at = blob.find(token, start)
-                if at < 0:
-                    break
-                line_start = blob.rfind("\n", 0, at) + 1
-                line_end = blob.find("\n", at)
-                candidates.append((blob[line_start:line_end], entry))
-                start = line_end
+        for entry, search in libraries:
+            for prefix in prefixes:
+                candidates += [(name, entry) for name in search(prefix, 200 - len(candidates))]
         if not candidates:
             continue
         dem = demangle_many([c for c, _ in candidates])
@@ -411,6 +406,45 @@ def find_relatives(facts: AbiFacts, symbols: list[str]) -> dict[str, Relative]:
         best, entry = max(same, key=lambda ce: difflib.SequenceMatcher(None, dem[ce[0]], text).ratio())
         out[sym] = Relative(best, dem[best], entry.path, _change(text, dem[best]))
     return out
+
+
+# The qualifiers a member function's nested name can carry (`_ZNK…` const, `_ZNR…` `&`, …).
+_QUALIFIERS = tuple(r + v + k + ref for r in ("", "r") for v in ("", "V") for k in ("", "K") for ref in ("", "R", "O"))
+
+
+def _name_prefixes(mangled: str, token: str) -> list[str]:
+    """The prefixes every mangling of `mangled`'s qualified name starts with, whatever its
+    parameters and qualifiers: `_ZN` + qualifiers + the components up to `token`, or `_Z` + token."""
+    if mangled.startswith("_ZN"):
+        i = 3
+        while i < len(mangled) and mangled[i] in "rVKRO":
+            i += 1
+        at = mangled.find(token, i)
+        if at < 0:
+            return []
+        rest = mangled[i: at + len(token)]
+        return ["_ZN" + q + rest for q in _QUALIFIERS]
+    return ["_Z" + token] if mangled.startswith("_Z" + token) else []
+
+
+def _prefix_search(facts: AbiFacts, entry: Entry):
+    """`search(prefix, limit)`: the library's first exported names (sorted) with that prefix."""
+    exports = facts.site.exports(entry)
+    indexed = getattr(exports, "with_prefix", None)  # the torch index: its names table is sorted
+    if indexed is not None:
+        return indexed
+    names: list[str] = []
+
+    def search(prefix: str, limit: int) -> list[str]:
+        if not names:
+            names.extend(sorted(exports))
+        at, out = bisect_left(names, prefix), []
+        while at < len(names) and len(out) < limit and names[at].startswith(prefix):
+            out.append(names[at])
+            at += 1
+        return out
+
+    return search
 
 
 def _change(old: str, new: str) -> str:
@@ -457,10 +491,17 @@ def _torch_flavour(facts: AbiFacts) -> str | None:
     for e in _torch_entries(facts):
         if not e.path.endswith(("libc10.so", "libtorch.so", "libtorch_cpu.so")):
             continue
-        names = facts.site.exports(e)
-        if any("St7__cxx11" in n for n in names):
+        info = facts.site.elf(e)
+        marks = getattr(info.symbols, "cxx_marks", None) if info is not None else None
+        if marks is not None:  # the torch index: known without decoding names
+            cxx11, old_string = marks()
+        else:
+            names = facts.site.exports(e)
+            cxx11 = any(CXX11 in n for n in names)
+            old_string = any(OLD_STRING.search(n) for n in names if n.startswith("_Z"))
+        if cxx11:
             return "cxx11"
-        old = old or any(re.search(r"[0-9]Ss|RKSs|NSs", n) for n in names if n.startswith("_Z"))
+        old = old or old_string
     return "pre-cxx11" if old else None
 
 

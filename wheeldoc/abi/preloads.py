@@ -48,11 +48,9 @@ class TorchPreloads:
 def read_preloads(text: str) -> TorchPreloads:
     """The preload calls of `_load_global_deps` in the text of `torch/__init__.py`."""
     out = TorchPreloads()
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    funcs = _functions(text)
+    if funcs is None:
         return out
-    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     load = funcs.get("_load_global_deps")
     if load is None:
         return out
@@ -69,6 +67,34 @@ def read_preloads(text: str) -> TorchPreloads:
     for handler in outer.handlers:
         out.on_global_deps_failure += _calls(handler, table, in_handler=True)
     return out
+
+
+_WANTED = ("_load_global_deps", "_get_cuda_dep_paths", "_preload_cuda_deps")
+
+
+def _functions(text: str) -> dict[str, ast.FunctionDef] | None:
+    """The module-level functions the preloads are read from (None: the text does not parse).
+    Only their own source is parsed (a tenth of the file); the whole file when that fails."""
+    lines = text.splitlines(keepends=True)
+    starts = {}
+    for i, line in enumerate(lines):
+        if line.startswith("def ") and line[4: line.find("(")] in _WANTED:
+            starts[line[4: line.find("(")]] = i  # the last definition wins, as at run time
+    pieces = []
+    for i in sorted(starts.values()):
+        j = i + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j][0] in " \t#)]}"):
+            j += 1
+        pieces.append("".join(lines[i:j]))
+    for source in (("\n".join(pieces),) if pieces else ()) + (text,):
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        if source is text or len(funcs) == len(starts):
+            return funcs
+    return None
 
 
 def _table(func) -> list[tuple[str, str]]:

@@ -363,7 +363,7 @@ class WheelArchive(MemberSource):
 
     def _inflate(self, info: zipfile.ZipInfo, raw: memoryview, expected: str | None) -> MemberData:
         try:
-            sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=True)
+            sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=True, crc=expected is None)
         except OSError as e:
             raise InputError(self.path, f"cannot create a temporary file: {e.strerror or e}",
                              member=info.filename) from None
@@ -427,7 +427,9 @@ class WheelArchive(MemberSource):
                 pass
 
     def _verify(self, info: zipfile.ZipInfo, crc: int, digest: str, expected: str | None) -> None:
-        if crc != info.CRC:
+        """The RECORD sha256 when RECORD has one (it implies the CRC: the CRC-32 is then not
+        computed), else the archive's CRC-32."""
+        if expected is None and crc != info.CRC:
             raise InputError(self.path, f"CRC-32 {crc:08x} does not match the archive's {info.CRC:08x}",
                              member=info.filename)
         _check_record(self.path, info.filename, digest, expected)
@@ -471,7 +473,7 @@ class MemberStream:
         self.consumed = 0
         self._archive, self._info, self._pieces, self._raw = archive, info, pieces, raw
         self._expected = expected
-        self._sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=False)
+        self._sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=False, crc=expected is None)
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         for piece in self._pieces:
@@ -514,9 +516,9 @@ class _Sink:
     and sha256 computed on a worker thread for large members (zlib, hashlib and file writes
     release the GIL, so the checks cost little wall time)."""
 
-    def __init__(self, to_file: bool, keep: bool = True) -> None:
+    def __init__(self, to_file: bool, keep: bool = True, crc: bool = True) -> None:
         self.crc, self.hash = 0, hashlib.sha256()
-        self.keep = keep
+        self.keep, self.check_crc = keep, crc
         self.file = tempfile.TemporaryFile(prefix="wheeldoc-") if to_file and keep else None
         self.parts: list[bytes] = []
         self.pool: Any = None
@@ -528,7 +530,8 @@ class _Sink:
             self.pool = ThreadPoolExecutor(1, thread_name_prefix="wheeldoc-inflate")
 
     def _consume(self, data: bytes) -> None:
-        self.crc = zlib.crc32(data, self.crc)
+        if self.check_crc:
+            self.crc = zlib.crc32(data, self.crc)
         self.hash.update(data)
         if self.file is not None:
             self.file.write(data)
