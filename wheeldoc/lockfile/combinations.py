@@ -155,7 +155,10 @@ def _with_alone(f: Finding, singles: list[Choice], base: frozenset[Choice], prob
         notes.append(f"{c} alone has it (`uv sync {sync_flags([c])}`){what}")
     data = dict(f.data or {})
     data["alone_in"] = [str(c) for c in singles]
-    return dataclasses.replace(f, evidence=(*f.evidence, *notes), data=data)
+    names = " and ".join(str(c) for c in singles)
+    return dataclasses.replace(f, message=f"{f.message} ({names} alone {'has' if len(singles) == 1 else 'have'} "
+                                          "it too: a defect of the extra itself, not only of this combination.)",
+                               evidence=(*f.evidence, *notes), data=data)
 
 
 def undeclared_combination(lock: Lockfile, f: Finding, combos: list[frozenset[Choice]],
