@@ -58,29 +58,9 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
             {"name": e.name, "extras": list(e.chosen_extras),
              "groups": sorted(c.name for c in e.choices if c.kind == "group"), "packages": len(e.packages)}
             for e in envs]})
-    return name_environments([(e.name, run_family("WD1", LockFacts(lock, settings.target, options, e), ctx))
-                              for e in envs], single=len(envs) == 1)
+    from wheeldoc.lockfile.combinations import judge_environments
 
-
-def name_environments(per_env: list[tuple[str, list[Finding]]], *, single: bool) -> list[Finding]:
-    """One finding per distinct fact, naming every environment (extra, group) it holds in."""
-    import dataclasses
-
-    merged: dict[tuple, tuple[Finding, list[str]]] = {}
-    for name, findings in per_env:
-        for f in findings:
-            key = (f.rule, f.severity, f.location, f.message)
-            if key in merged:
-                merged[key][1].append(name)
-            else:
-                merged[key] = (f, [name])
-    out = []
-    for f, names in merged.values():
-        data = dict(f.data or {})
-        data["environments"] = names
-        where = "" if single else f" [environment{'s' if len(names) > 1 else ''}: {'; '.join(names)}]"
-        out.append(dataclasses.replace(f, message=f.message + where, data=data))
-    return out
+    return judge_environments(lock, envs, lambda e: run_family("WD1", LockFacts(lock, settings.target, options, e), ctx))
 
 
 def not_a_lock(path: Path) -> str:
