@@ -55,9 +55,16 @@ def measure(corpus: Path = CORPUS) -> dict:
     names = sorted(lab["files"])
     paths = [corpus / n for n in names]
     findings = run_wheeldoc(paths)
+    def key(f: dict) -> str:  # the labels' key: the path inside the corpus (`case/Dockerfile`)
+        path = (ROOT / f["path"]).resolve()
+        try:
+            return path.relative_to(corpus.resolve()).as_posix()
+        except ValueError:
+            return f["path"]
+
     by_file: dict[str, list[dict]] = {}
     for f in findings:
-        by_file.setdefault(Path(f["path"]).name, []).append(f)
+        by_file.setdefault(key(f), []).append(f)
     tp, fp, miss, info = Counter(), Counter(), Counter(), Counter()
     details: list[str] = []
     for name in names:
@@ -94,9 +101,9 @@ def measure(corpus: Path = CORPUS) -> dict:
         "tp": all_tp, "fp": all_fp, "miss": all_miss,
         "precision": all_tp / (all_tp + all_fp) if all_tp + all_fp else 1.0,
         "recall": all_tp / (all_tp + all_miss) if all_tp + all_miss else 1.0,
-        "clean_files_with_findings": sorted({Path(f["path"]).name for f in findings
-                                             if f["severity"] in ("warning", "error")
-                                             and not lab["files"][Path(f["path"]).name]["defects"]}),
+        "clean_files_with_findings": sorted({key(f) for f in findings
+                                             if f["severity"] in ("warning", "error") and key(f) in lab["files"]
+                                             and not lab["files"][key(f)]["defects"]}),
         "details": details,
     }
 
