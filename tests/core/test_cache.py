@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import multiprocessing
 import os
@@ -127,7 +128,7 @@ class _NoOpen(WheelArchive):
             raise AssertionError(f"{name} was read although it is cached")
         return super().open(name)
 
-    def stream(self, name: str):  # type: ignore[override]
+    def stream(self, name: str, *, check: bool = True):  # type: ignore[override]
         raise AssertionError(f"{name} was streamed although it is cached")
 
 
@@ -152,16 +153,58 @@ def test_sha256_file() -> None:
     assert sha256_file(path) == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def test_streamed_members_are_cached_after_their_digest_is_checked(
+def _stored_bytes(wheel: Path, name: str) -> bytes:
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as z, open(wheel, "rb") as f:
+        info = z.getinfo(name)
+        f.seek(info.header_offset)
+        head = f.read(30)
+        n, extra = struct.unpack_from("<HH", head, 26)
+        f.seek(info.header_offset + 30 + n + extra)
+        return f.read(info.compress_size)
+
+
+def test_streamed_members_are_cached_by_the_sha256_of_their_stored_bytes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from wheeldoc.binary import elf as elfmod
 
     monkeypatch.setattr(elfmod, "STREAM_MIN", 0)  # these small members take the streaming path
     cache = Cache(tmp_path)
+    name = "torch/lib/libtorch.so"
     with WheelArchive(TORCH_V1) as wheel:
-        cold = read_elf_member(wheel, "torch/lib/libtorch.so", cache=cache)
-        sha = wheel.member("torch/lib/libtorch.so").sha256
+        cold = read_elf_member(wheel, name, cache=cache)
+        record = wheel.member(name).sha256
+        key = wheel.stored_sha256(name)
+    assert key == hashlib.sha256(_stored_bytes(TORCH_V1, name)).hexdigest()
     assert cold.tables_from == "segments"
-    assert ElfInfo.from_json(cache.get("elf", sha, PARSER_VERSION)) == cold
+    assert cache.get("elf", record, PARSER_VERSION) is None  # nothing is stored under what RECORD claims
+    assert ElfInfo.from_json(cache.get("elf-deflated", key, PARSER_VERSION)) == cold
     with _NoOpen(TORCH_V1) as wheel:
-        assert read_elf_member(wheel, "torch/lib/libtorch.so", cache=cache) == cold
+        assert read_elf_member(wheel, name, cache=cache) == cold
+
+
+def test_a_streamed_member_is_inflated_only_up_to_its_dynamic_tables(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wheeldoc.binary import elf as elfmod
+    from wheeldoc.binary.members import MemberStream
+
+    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)
+    monkeypatch.setattr(elfmod, "STREAM_HEAD", 1024)  # (64 KiB would hold all of this small file)
+    monkeypatch.setattr("wheeldoc.binary.members._OUT_CHUNK", 512)
+    seen: list[tuple[int, int]] = []
+    close = MemberStream.close
+
+    def spy(self: MemberStream) -> None:
+        seen.append((self.consumed, self.size))
+        close(self)
+
+    monkeypatch.setattr(MemberStream, "close", spy)
+    name = "torch/lib/libtorch.so"  # 6,088 bytes, PT_DYNAMIC ends at 4,032
+    with WheelArchive(TORCH_V1) as wheel:
+        streamed = read_elf_member(wheel, name, cache=Cache(tmp_path))
+        with wheel.open(name) as data:
+            whole = elfmod.read_elf(data.buf, wheel.path, member=name)
+    assert dataclasses.replace(streamed, tables_from="sections") == whole  # read through segments
+    assert seen == [(4096, 6088)]  # 8 pieces of 512 bytes: the rest never inflated

@@ -101,8 +101,11 @@ class ListedWheel(MemberSource):
     def open(self, name: str):
         return self.archive().open(name)
 
-    def stream(self, name: str):
-        return self.archive().stream(name)
+    def stream(self, name: str, *, check: bool = True):
+        return self.archive().stream(name, check=check)
+
+    def stored_sha256(self, name: str) -> str:
+        return self.archive().stored_sha256(name)
 
     def close(self) -> None:
         if self._archive is not None:

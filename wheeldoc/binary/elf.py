@@ -316,8 +316,10 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
     """`read_elf` on one member of a wheel, directory or installed distribution.
 
     With a cache, facts are looked up by the RECORD sha256 (a warm run neither inflates nor
-    hashes the member) and stored after an inflation that verified that digest; members read
-    in place (stored, or on disk) are cheap to parse again and are not stored.
+    hashes the member) and stored after an inflation that verified that digest; a large
+    deflated member of a wheel is read as it inflates, up to its dynamic tables only, and its
+    facts are keyed on the sha256 of its stored bytes; members read in place (stored, or on
+    disk) are cheap to parse again and are not stored.
     """
     known = source.member(name)
     if known is None:
@@ -335,16 +337,27 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
             except (KeyError, TypeError, ValueError):
                 cache.discard("elf", known.sha256, PARSER_VERSION)
     stream = getattr(source, "stream", None)
-    if stream is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
-        with stream(name) as pieces:
+    stored = getattr(source, "stored_sha256", None)
+    if stream is not None and stored is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
+        # Keyed on the stored (deflated) bytes, hashed as read: inflation stops once the
+        # dynamic tables are parsed, and nothing inflated is hashed.
+        key = stored(name) if cache is not None else None
+        if key is not None:
+            hit = cache.get("elf-deflated", key, PARSER_VERSION)
+            if hit is not None:
+                try:
+                    return ElfInfo.from_json(hit, path=source.path, member=name)
+                except (KeyError, TypeError, ValueError):
+                    cache.discard("elf-deflated", key, PARSER_VERSION)
+        with stream(name, check=False) as pieces:
             try:
                 info = read_elf_stream(pieces, known.size, source.path, member=name)
             except InputError:
                 info = None  # judged below on the whole file (its section headers may be fine)
-            if info is not None:
-                if cache is not None and known.sha256:  # inflate the rest to check it, then store
-                    cache.put("elf", pieces.finish(), PARSER_VERSION, info.to_json())
-                return info
+        if info is not None:
+            if key is not None:
+                cache.put("elf-deflated", key, PARSER_VERSION, info.to_json())
+            return info
     with source.open(name) as data:
         info = read_elf(data.buf, source.path, member=name)
         if cache is not None and data.sha256 is not None:  # digest checked while inflating

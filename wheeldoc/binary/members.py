@@ -400,9 +400,11 @@ class WheelArchive(MemberSource):
                         self._drop(base + dropped, base + pos - _IN_CHUNK)
                         dropped = pos - _IN_CHUNK
                 else:
+                    chunk = b""  # every input byte given: drain what the inflater still holds
+                out = d.decompress(chunk, _OUT_CHUNK)
+                if not chunk and not out and not d.eof:
                     raise InputError(self.path, "deflate stream ends before its end marker (truncated)",
                                      member=name)
-                out = d.decompress(chunk, _OUT_CHUNK)
                 produced += len(out)
                 if produced > size:
                     raise LimitExceeded(self.path, f"inflates beyond its declared size of {size} bytes",
@@ -434,12 +436,14 @@ class WheelArchive(MemberSource):
                              member=info.filename)
         _check_record(self.path, info.filename, digest, expected)
 
-    def stream(self, name: str) -> MemberStream:
+    def stream(self, name: str, *, check: bool = True) -> MemberStream:
         """The member's bytes as they inflate, for readers that keep only what they need.
 
         Iterating yields `(offset, bytes)` pieces in order. CRC, size and RECORD sha256 are
         checked when the last piece has been produced (`finish()` runs that check for a reader
-        that stopped right at the end); a reader that stops early gets no digest.
+        that stopped right at the end); a reader that stops early gets no digest. With
+        `check=False` nothing is hashed: for a reader that keys what it learns on
+        `stored_sha256` and may stop early.
         """
         member = self._require(name)
         info = self._infos[name]
@@ -449,7 +453,22 @@ class WheelArchive(MemberSource):
             pieces: Iterator[bytes] = (raw[i: i + _OUT_CHUNK] for i in range(0, len(raw), _OUT_CHUNK))
         else:
             pieces = self._pieces(info, raw)
-        return MemberStream(self, info, pieces, raw, member.sha256)
+        return MemberStream(self, info, pieces, raw, member.sha256, check=check)
+
+    def stored_sha256(self, name: str) -> str:
+        """sha256 of the member's bytes as the archive stores them (deflated): a content key for
+        what is learnt from its inflated bytes (the stored bytes decide them), hashed without
+        inflating, about half the bytes of the member."""
+        self._require(name)
+        info = self._infos[name]
+        start = self._data_start(info)
+        h = hashlib.sha256()
+        with memoryview(self._map) as view:
+            for at in range(start, start + info.compress_size, _DROP_EVERY):
+                end = min(at + _DROP_EVERY, start + info.compress_size)
+                h.update(view[at: end])
+                self._drop(at, end)
+        return h.hexdigest()
 
     def close(self) -> None:
         m = getattr(self, "_map", None)
@@ -467,24 +486,28 @@ class MemberStream:
     """A member read once, front to back (see `WheelArchive.stream`)."""
 
     def __init__(self, archive: WheelArchive, info: zipfile.ZipInfo, pieces: Iterator[bytes],
-                 raw: memoryview, expected: str | None) -> None:
+                 raw: memoryview, expected: str | None, *, check: bool = True) -> None:
         self.name, self.size = info.filename, info.file_size
         self.sha256: str | None = None  # set once the whole member went by and matched RECORD
         self.consumed = 0
         self._archive, self._info, self._pieces, self._raw = archive, info, pieces, raw
         self._expected = expected
-        self._sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=False, crc=expected is None)
+        self._sink = _Sink(info.file_size > IN_MEMORY_MAX, keep=False, crc=expected is None) if check else None
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         for piece in self._pieces:
-            self._sink.write(piece)
+            if self._sink is not None:
+                self._sink.write(piece)
             at = self.consumed
             self.consumed += len(piece)
             yield at, piece
-        self.finish()
+        if self._sink is not None:
+            self.finish()
 
     def finish(self) -> str:
         """Drain what is left, check CRC, size and RECORD sha256, and return the digest."""
+        if self._sink is None:
+            raise ValueError("a stream opened with check=False has no digest")
         if self.sha256 is None:
             for piece in self._pieces:
                 self._sink.write(piece)
@@ -495,7 +518,8 @@ class MemberStream:
         return self.sha256
 
     def close(self) -> None:
-        self._sink.abort()
+        if self._sink is not None:
+            self._sink.abort()
         close = getattr(self._pieces, "close", None)
         if close is not None:
             close()
