@@ -23,7 +23,9 @@ BUILDS = OUT.with_name("extension_builds.json")
 # "own-gencode": it passes its own -gencode flags, and torch.utils.cpp_extension then adds none;
 # "own-default": its setup sets TORCH_CUDA_ARCH_LIST (or its own variable) when none is set;
 # "no-cuda": the source build compiles no CUDA code; "torch-default": it leaves it to
-# torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build).
+# torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build);
+# "forced-cuda-only": it compiles CUDA code only when it sees a GPU or FORCE_CUDA=1 (so during
+# docker build only with FORCE_CUDA=1), and then as "torch-default".
 EXTENSION_BUILDS = {
     "flash-attn": ("own-gencode", "Dao-AILab/flash-attention setup.py: add_cuda_gencodes(), archs from "
                    "FLASH_ATTN_CUDA_ARCHS (default 80;90;100;110;120)"),
@@ -47,7 +49,9 @@ EXTENSION_BUILDS = {
                           "(JIT) unless FLASHINFER_ENABLE_AOT=1"),
     "xformers": ("torch-default", "facebookresearch/xformers setup.py: CUDA extensions through "
                  "torch.utils.cpp_extension, TORCH_CUDA_ARCH_LIST or the visible GPUs"),
-    "detectron2": ("torch-default", "facebookresearch/detectron2 setup.py: torch.utils.cpp_extension"),
+    "detectron2": ("forced-cuda-only", "facebookresearch/detectron2 setup.py (012c8986): CUDAExtension only when "
+                   "`torch.cuda.is_available() and CUDA_HOME` or FORCE_CUDA=1, else a CPU-only CppExtension; the "
+                   "CUDA build goes through torch.utils.cpp_extension (TORCH_CUDA_ARCH_LIST or the visible GPUs)"),
     "torch-scatter": ("torch-default", "rusty1s/pytorch_scatter setup.py: torch.utils.cpp_extension"),
     "torch-sparse": ("torch-default", "rusty1s/pytorch_sparse setup.py: torch.utils.cpp_extension"),
 }
@@ -93,8 +97,11 @@ ROWS = [
         "pattern": r"^(?:docker\.io/)?runpod/pytorch:(?P<torch>2\.\d+\.\d+)-py(?P<py>\d+\.\d+)-cuda:?"
                    r"(?P<cmaj>\d+)\.(?P<cmin>\d)(?:\.\d+)?-(?:cudnn-)?devel(?:-ubuntu\d+\.\d+)?$",
         "env": {}, "cuda": "{cmaj}.{cmin}", "nvcc": True,
-        "torch": {"version": "{torch}", "exact": False, "index_variant": "cu{cmaj}{cmin}", "prerelease": None,
-                  "installer": "pip into the system Python"},
+        # highest_series: these tags were last defined at 9a7400d9 (2025-04-28) and replaced by the
+        # cuNNNN-torchNNN format at 8a61ee0f (2025-06-09); the newest torch then was 2.7.0 (released
+        # 2025-04-23), the newest pre-releases 2.8.0 nightlies: no build of these tags holds a later series
+        "torch": {"version": "{torch}", "exact": False, "index_variant": "cu{cmaj}{cmin}", "highest_series": "2.8",
+                  "prerelease": None, "installer": "pip into the system Python"},
         "ships": ["torchvision", "torchaudio"],
         "source": "runpod/containers official-templates/pytorch/docker-bake.hcl (history 16f69b49..9a7400d9, e.g. "
                   "2397908f: tag 2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04 <- TORCH `torch==2.4.0 torchvision==0.19.0 "
@@ -102,7 +109,9 @@ ROWS = [
                   "same tag <- `torch torchvision torchaudio --index-url …/cu124`; 9a7400d9: 2.8.0-py3.11-cuda12.8.1-"
                   "cudnn-devel-ubuntu22.04 <- `… --index-url …/nightly/cu128`) and its Dockerfile (`pip install "
                   "--upgrade ${TORCH}` on BASE_IMAGE nvidia/cuda:<cuda>-devel): a torch of series {torch} or later "
-                  "from the cu{cmaj}{cmin} index, with torchvision and torchaudio",
+                  "from the cu{cmaj}{cmin} index, with torchvision and torchaudio; these tags were last defined at "
+                  "9a7400d9 (2025-04-28) and replaced at 8a61ee0f (2025-06-09), when torch 2.7.0 (2025-04-23) was the "
+                  "newest release and 2.8.0 nightlies the newest pre-releases: series 2.8 at most",
     },
     {
         # the 2025-06+ tags: `<release>[-dev]-cu<CUDA digits>-torch<torch digits>-ubuntu<yymm>` and the older
@@ -176,7 +185,7 @@ def main() -> None:
         assert row["source"], row["name"]
         assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source"}, row
         assert row["torch"] is None or set(row["torch"]) <= {"version", "prerelease", "installer", "exact",
-                                                             "index_variant"}, row
+                                                             "index_variant", "highest_series"}, row
     OUT.write_text(json.dumps({"schema": 1, "_comment": "base images: ENV, torch, CUDA, nvcc per tag pattern; "
                                "rebuilt by scripts/make_base_images.py; a field left null is unknown",
                                "rows": ROWS}, indent=1) + "\n")

@@ -93,6 +93,10 @@ def last_series_on(variant: str) -> str | None:
     return max(have, key=key) if have else None
 
 
+def _series_key(series: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in series.split(".")[:2])
+
+
 def _cuda(text: str | None) -> tuple[int, int] | None:
     m = re.match(r"([0-9]{1,4})\.([0-9]{1,4})(?![0-9])", text or "")  # bounded: a tag is an input
     return (int(m[1]), int(m[2])) if m else None
@@ -127,9 +131,12 @@ def base_image(ref: str) -> BaseImage | None:
                 # the tag names the series; the build took that release or a later one from its index
                 lowest = ".".join(version.split(".")[:2]) + ".0.dev0"
                 highest = last_series_on(fill(t["index_variant"])) if t.get("index_variant") else None
-                via = (f"{row['name']}: a torch of series {'.'.join(version.split('.')[:2])} or later"
-                       + (f", at most {highest} (the last series on the {fill(t['index_variant'])} index)"
-                          if highest else ""))
+                cap = t.get("highest_series")
+                if cap and (highest is None or _series_key(cap) < _series_key(highest)):
+                    highest = cap  # no build of the tag is later than this series (the row's source says why)
+                series = ".".join(version.split(".")[:2])
+                via = (f"{row['name']}: a torch of series {series}" if highest == series else
+                       f"{row['name']}: a torch of series {series} or later" + (f", {highest} at most" if highest else ""))
                 version = None
             torch = BaseTorch(version, t.get("prerelease"), via, lowest, highest)
         constraint = None

@@ -665,8 +665,9 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
         return None  # neither side known: nothing worth saying
     r = (bad or maybe_kept or unsure)[0][0]
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
-                             f"of series {'.'.join(state.lowest.split('.')[:2])} to {state.highest} (which one, the "
-                             f"image's tag does not say)" if state.lowest and state.highest else
+                             (f"of series {'.'.join(state.lowest.split('.')[:2])}" +
+                              ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
+                              + " (which release, the image's tag does not say)") if state.lowest and state.highest else
                              "a version not known here")
     if r.spec:
         wants = f"{r.what} requires torch{r.spec} ({r.source})"
@@ -1405,7 +1406,11 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
             continue
         name = _build_project(facts, step)
         known = builds.get(name or "")
-        if known is not None and known["arch_source"] != "torch-default":
+        if known is not None and known["arch_source"] == "forced-cuda-only":
+            force = facts.var(step, "FORCE_CUDA")
+            if force is None or (force.value or "").strip("\"'") != "1":
+                continue  # no GPU during docker build and no FORCE_CUDA=1: it compiles no CUDA code
+        elif known is not None and known["arch_source"] != "torch-default":
             continue  # the project chooses its own architectures, or compiles no CUDA code
         if _cuda_build_skipped(step):
             continue

@@ -110,6 +110,12 @@ def _named_torch(facts: DockerFacts, step: Step) -> tuple[bool, str | None, bool
                 v = p[3][:-2]
                 return True, (v if v.count(".") >= 2 else None), v.count(".") >= 2
             return True, (p[3] if p else None), bool(p)
+    for f in inst.requirements if inst else ():
+        rf = facts.requirements(step, f)
+        for r in rf.requirements if rf is not None else ():
+            p = _PIN.match(r.line)
+            if r.name == "torch" and p:  # a pinned torch in the requirements: chosen on purpose
+                return True, p[3].removesuffix(".*"), not p[3].endswith(".*")
     return False, None, False
 
 
