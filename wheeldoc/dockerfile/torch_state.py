@@ -348,19 +348,28 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
 
 
 def unread(facts: DockerFacts, step: Step) -> list[str]:
-    """The inputs of an install whose requirements wheeldoc could not read: `-r` files and
-    local projects that the build context here does not hold (or that have no pyproject.toml)."""
+    """The inputs of an install that the Dockerfile copies in (from the build context or another
+    stage) but whose text wheeldoc could not read here: `-r` files, and the pyproject.toml of a
+    local project. Inputs nothing in the Dockerfile puts there (a `git clone`) are not listed."""
     from wheeldoc.dockerfile import context
 
     inst = step.install
     if inst is None:
         return []
-    out = [f"-r {f}" for f in inst.requirements if facts.requirements(step, f) is None]
+    out = []
+    for f in inst.requirements:
+        got = facts.file_text(step, f)
+        if got is not None and got[0] is None:
+            out.append(f"-r {f}")
     for spec in inst.packages + inst.editables:
         base = posixpath.basename(spec.split("#", 1)[0])
-        if spec.startswith((".", "/")) and not base.endswith((".whl", ".tar.gz", ".zip", ".tgz")) \
-                and _git_project(step, context.split_extras(spec)[0]) is None \
-                and context.project(facts, step, spec) is None:
+        path = context.split_extras(spec)[0]
+        if not spec.startswith((".", "/")) or base.endswith((".whl", ".tar.gz", ".zip", ".tgz")) \
+                or _git_project(step, path) is not None:
+            continue
+        root = facts.abs_path(step.ins, path)
+        got = facts.file_text(step, posixpath.join(root, "pyproject.toml")) if root else None
+        if got is not None and got[0] is None:
             out.append(spec)
     return out
 
