@@ -159,45 +159,61 @@ TORCH_AND_COMPANIONS = COMPANIONS | {"torch"}
 
 
 def state_before(facts: DockerFacts, step: Step) -> TorchState:
-    """The torch in the image when `step` runs (stage chain, base image first)."""
+    """The torch in the image when `step` runs (stage chain, base image first). Each step's
+    state is kept (`facts` is per file), so a file is folded once, not once per step."""
+    memo: dict[int, TorchState] = facts.__dict__.setdefault("_torch_states", {})
+    got = memo.get(step.index)
+    if got is not None:
+        return got
+    chain = {s.index for s in facts.chain(step.stage)}
+    before = [s for s in facts.steps[: step.index] if s.stage.index in chain]
+    start = next((i for i in range(len(before) - 1, -1, -1) if before[i].index in memo), None)
+    if start is None:
+        state, todo = _base_state(facts, step), before
+    else:
+        state, todo = memo[before[start].index], before[start:]
+    for s in todo:
+        memo.setdefault(s.index, state)
+        state = _advance(facts, s, state)
+    memo[step.index] = state
+    return state
+
+
+def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
+    """The torch after step `s`, from the torch before it."""
     from dataclasses import replace
 
-    state = _base_state(facts, step)
-    chain = {s.index for s in facts.chain(step.stage)}
-    for s in facts.steps[: step.index]:
-        if s.stage.index not in chain:
-            continue
-        if _uninstalls_torch(s):
-            state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
-                            constraint=None, lowest=None, highest=None)
-            continue
-        if s.install is None or not s.installs_packages:
-            continue
-        names, others = _names(facts, s)
-        state = replace(state, installed=state.installed | names, others=state.others or others)
-        named, version, exact = _named_torch(facts, s)
-        if named:
-            series = _named_series(facts, s) if not exact else None
-            state = replace(state, present=True, version=version if exact else None, prerelease=False,
-                            where=f"installed on line {s.line}", constraint=None,
-                            lowest=f"{series}.0" if series else None, highest=series)
-            continue
-        if s.install.has("--no-deps") or protected(facts, s):
-            continue
-        needs, unknown = facts.torch_needs(s)
-        if not state.present and (needs or unknown):
-            # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
-            state = replace(state, present=True, version=None, prerelease=None,
-                            where=f"brought in on line {s.line} by {(needs + unknown)[0]}", constraint=None,
-                            lowest=None, highest=None)
-        for req in requirements(facts, s, state):
-            v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
-            if state.present and admitted(req, state) is False:
-                state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
-                                highest=None, where=f"put there on line {s.line} by {req.what}")
-            elif state.present is False and v is not None:
-                state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
-                                highest=None, where=f"put there on line {s.line} by {req.what}")
+    if _uninstalls_torch(s):
+        state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
+                        constraint=None, lowest=None, highest=None)
+        return state
+    if s.install is None or not s.installs_packages:
+        return state
+    names, others = _names(facts, s)
+    state = replace(state, installed=state.installed | names, others=state.others or others)
+    named, version, exact = _named_torch(facts, s)
+    if named:
+        series = _named_series(facts, s) if not exact else None
+        state = replace(state, present=True, version=version if exact else None, prerelease=False,
+                        where=f"installed on line {s.line}", constraint=None,
+                        lowest=f"{series}.0" if series else None, highest=series)
+        return state
+    if s.install.has("--no-deps") or protected(facts, s):
+        return state
+    needs, unknown = facts.torch_needs(s)
+    if not state.present and (needs or unknown):
+        # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
+        state = replace(state, present=True, version=None, prerelease=None,
+                        where=f"brought in on line {s.line} by {(needs + unknown)[0]}", constraint=None,
+                        lowest=None, highest=None)
+    for req in requirements(facts, s, state):
+        v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
+        if state.present and admitted(req, state) is False:
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+                            highest=None, where=f"put there on line {s.line} by {req.what}")
+        elif state.present is False and v is not None:
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+                            highest=None, where=f"put there on line {s.line} by {req.what}")
     return state
 
 
