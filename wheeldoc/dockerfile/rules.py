@@ -472,6 +472,21 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
     command), it is an error; when either side is not known, an info saying so.
 
+    The requirements also come from the build context (the Dockerfile's folder, or `check
+    --context DIR`): the requirements files an install names (`-r`, with their includes), and the
+    `[project]` dependencies (extras included; `dynamic` dependencies from the files
+    `[tool.setuptools.dynamic]` names) of a local project it installs (`pip install .`, `-e .`,
+    `uv pip install ./pkg`), read statically (1 MiB a file, regular files only, never outside the
+    context; nothing built or run). A file the Dockerfile copies in but that is not there is an
+    info, never more; a `setup.py`-only project stays unknown. torchvision and torchaudio count as
+    torch-dependent installs too (their torch requirement is read from their wheels on PyPI): an
+    unpinned one takes the newest release, unless a PyTorch index decides it (pip `--index-url`,
+    any uv index) or it is already there and not upgraded; where the base's package list is not
+    known (NGC) it may be, and that is an info. A base image the table does not know gets one info
+    per stage chain when torch-dependent packages are installed over it; a tag that names only the
+    torch series (runpod/pytorch `X.Y.Z-py…-cuda…`) gives a range, judged when every torch in the
+    range fails the requirement.
+
     With no torch in the image (a known base that ships none), it also finds installs of
     torch-dependent packages where nothing decides the build: a CPU index next to GPU packages is
     an error; an unpinned PyPI torch is a warning on an aarch64 target (PyPI may serve a CPU
@@ -1378,7 +1393,10 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     FlashInfer, xformers, vLLM, apex, mamba-ssm, …, or a `--no-build-isolation` source build in
     a Dockerfile that installs torch) while no `TORCH_CUDA_ARCH_LIST` (nor
     `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS`) is in effect and no other stage sets one (that
-    is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone.
+    is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
+    image that sets the list (NGC PyTorch does; its value is not published, so it counts as set),
+    and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2)
+    unless FORCE_CUDA=1 is in effect.
 
     ## Why is this bad?
     Without the variable, torch.utils.cpp_extension compiles for the GPUs it can see, and
