@@ -11,6 +11,9 @@ positive. A labelled defect with no such finding is a miss. Info findings are li
     uv run python bench/real_corpus_dockerfiles.py --details  # every finding and miss
     uv run python bench/real_corpus_dockerfiles.py --corpus fixtures/real/heldout/dockerfiles
                                                      # the held-out set (labelled, never tuned on)
+    uv run python bench/real_corpus_dockerfiles.py --corpus fixtures/real/heldout/dockerfiles \
+        --contexts fixtures/real/heldout/contexts    # each file with the build-context files its
+                                                     # repository holds (MANIFEST.md), `check --context`
 """
 
 from __future__ import annotations
@@ -31,10 +34,21 @@ def labels(corpus: Path = CORPUS) -> dict:
     return json.loads((corpus / "labels.json").read_text())
 
 
-def run_wheeldoc(paths: list[Path]) -> list[dict]:
-    """One `wheeldoc check --format json` over every file (the CLI, as a user runs it)."""
-    cmd = [sys.executable, "-m", "wheeldoc", "check", "--format", "json", "--fail-on", "never",
-           *[str(p) for p in paths]]
+def run_wheeldoc(paths: list[Path], contexts: Path | None = None) -> list[dict]:
+    """One `wheeldoc check --format json` over every file (the CLI, as a user runs it); a file
+    with a folder of the same name under `contexts` is checked on its own with `--context`."""
+    if contexts is not None:
+        own = [p for p in paths if (contexts / p.name).is_dir()]
+        rest = [p for p in paths if p not in own]
+        out = run_wheeldoc(rest) if rest else []
+        for p in own:
+            out += _run([str(p), "--context", str(contexts / p.name)])
+        return out
+    return _run([str(p) for p in paths])
+
+
+def _run(args: list[str]) -> list[dict]:
+    cmd = [sys.executable, "-m", "wheeldoc", "check", "--format", "json", "--fail-on", "never", *args]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode not in (0, 1):
         raise SystemExit(f"wheeldoc failed ({out.returncode}): {out.stderr[-2000:]}")
@@ -49,12 +63,13 @@ def instruction_span(path: Path, line: int) -> tuple[int, int]:
     return (ins.start_line, ins.end_line) if ins is not None else (line, line)
 
 
-def measure(corpus: Path = CORPUS) -> dict:
+def measure(corpus: Path = CORPUS, contexts: Path | None = None) -> dict:
     lab = labels(corpus)
     rules = lab["rules"]
     names = sorted(lab["files"])
     paths = [corpus / n for n in names]
-    findings = run_wheeldoc(paths)
+    findings = run_wheeldoc(paths, contexts)
+
     def key(f: dict) -> str:  # the labels' key: the path inside the corpus (`case/Dockerfile`)
         path = (ROOT / f["path"]).resolve()
         try:
@@ -127,8 +142,10 @@ def main() -> None:
     ap.add_argument("--details", action="store_true")
     ap.add_argument("--corpus", type=Path, default=CORPUS,
                     help="folder with the Dockerfiles and their labels.json (default: the tuning corpus)")
+    ap.add_argument("--contexts", type=Path, default=None,
+                    help="folder of build contexts, one folder per Dockerfile name (checked with --context)")
     a = ap.parse_args()
-    m = measure(a.corpus.resolve())
+    m = measure(a.corpus.resolve(), a.contexts.resolve() if a.contexts else None)
     if a.json:
         print(json.dumps({k: v for k, v in m.items() if k != "details"}, indent=1))
     else:

@@ -23,7 +23,9 @@ BUILDS = OUT.with_name("extension_builds.json")
 # "own-gencode": it passes its own -gencode flags, and torch.utils.cpp_extension then adds none;
 # "own-default": its setup sets TORCH_CUDA_ARCH_LIST (or its own variable) when none is set;
 # "no-cuda": the source build compiles no CUDA code; "torch-default": it leaves it to
-# torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build).
+# torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build);
+# "forced-cuda-only": it compiles CUDA code only when it sees a GPU or FORCE_CUDA=1 (so during
+# docker build only with FORCE_CUDA=1), and then as "torch-default".
 EXTENSION_BUILDS = {
     "flash-attn": ("own-gencode", "Dao-AILab/flash-attention setup.py: add_cuda_gencodes(), archs from "
                    "FLASH_ATTN_CUDA_ARCHS (default 80;90;100;110;120)"),
@@ -47,7 +49,9 @@ EXTENSION_BUILDS = {
                           "(JIT) unless FLASHINFER_ENABLE_AOT=1"),
     "xformers": ("torch-default", "facebookresearch/xformers setup.py: CUDA extensions through "
                  "torch.utils.cpp_extension, TORCH_CUDA_ARCH_LIST or the visible GPUs"),
-    "detectron2": ("torch-default", "facebookresearch/detectron2 setup.py: torch.utils.cpp_extension"),
+    "detectron2": ("forced-cuda-only", "facebookresearch/detectron2 setup.py (012c8986): CUDAExtension only when "
+                   "`torch.cuda.is_available() and CUDA_HOME` or FORCE_CUDA=1, else a CPU-only CppExtension; the "
+                   "CUDA build goes through torch.utils.cpp_extension (TORCH_CUDA_ARCH_LIST or the visible GPUs)"),
     "torch-scatter": ("torch-default", "rusty1s/pytorch_scatter setup.py: torch.utils.cpp_extension"),
     "torch-sparse": ("torch-default", "rusty1s/pytorch_sparse setup.py: torch.utils.cpp_extension"),
 }
@@ -77,25 +81,76 @@ ROWS = [
                    r"(?P<flavor>runtime|devel)$",
         "env": {}, "cuda": "{cuda}", "nvcc": "{flavor}==devel",
         "torch": {"version": "{torch}", "prerelease": False, "installer": "conda/pip in /opt/conda"},
+        "ships": ["torchvision", "torchaudio"],
         "source": "pytorch/pytorch Dockerfile and .github/workflows/docker-release.yml: the image installs the "
-                  "released torch {torch} built for CUDA {cuda}; the devel flavor is built on nvidia/cuda devel",
+                  "released torch {torch} built for CUDA {cuda}; the devel flavor is built on nvidia/cuda devel; "
+                  "the conda-installs stage runs `pip install … torch torchvision torchaudio` (Dockerfile at "
+                  "01343dcd3e6c849a177125b5f500ffd222305ec8)",
+    },
+    {
+        # runpod/containers official-templates/pytorch/docker-bake.hcl, tags `X.Y.Z-pyA.B-cudaC.D.E-[cudnn-]devel-…`
+        # (2023-07 .. 2025-04): TORCH was `torch==X.Y.Z torchvision torchaudio` from the cuCD index or PyPI in most
+        # commits, but `torch torchvision torchaudio --index-url …/cuCD` (the newest of that index, nightly/cu128
+        # for the 2.8.0 tag) in others; the tags were rebuilt, so the torch is of series X.Y or a later one that
+        # the cuCD index carries. 1.x tags are left out (some built without a TORCH argument).
+        "name": "runpod/pytorch (X.Y.Z-py…-cuda… tags)",
+        "pattern": r"^(?:docker\.io/)?runpod/pytorch:(?P<torch>2\.\d+\.\d+)-py(?P<py>\d+\.\d+)-cuda:?"
+                   r"(?P<cmaj>\d+)\.(?P<cmin>\d)(?:\.\d+)?-(?:cudnn-)?devel(?:-ubuntu\d+\.\d+)?$",
+        "env": {}, "cuda": "{cmaj}.{cmin}", "nvcc": True,
+        # highest_series: these tags were last defined at 9a7400d9 (2025-04-28) and replaced by the
+        # cuNNNN-torchNNN format at 8a61ee0f (2025-06-09); the newest torch then was 2.7.0 (released
+        # 2025-04-23), the newest pre-releases 2.8.0 nightlies: no build of these tags holds a later series
+        "torch": {"version": "{torch}", "exact": False, "index_variant": "cu{cmaj}{cmin}", "highest_series": "2.8",
+                  "prerelease": None, "installer": "pip into the system Python"},
+        "ships": ["torchvision", "torchaudio"],
+        "source": "runpod/containers official-templates/pytorch/docker-bake.hcl (history 16f69b49..9a7400d9, e.g. "
+                  "2397908f: tag 2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04 <- TORCH `torch==2.4.0 torchvision==0.19.0 "
+                  "torchaudio==2.4.0 --index-url https://download.pytorch.org/whl/cu124`; 3eefd145 and c43dc901: the "
+                  "same tag <- `torch torchvision torchaudio --index-url …/cu124`; 9a7400d9: 2.8.0-py3.11-cuda12.8.1-"
+                  "cudnn-devel-ubuntu22.04 <- `… --index-url …/nightly/cu128`) and its Dockerfile (`pip install "
+                  "--upgrade ${TORCH}` on BASE_IMAGE nvidia/cuda:<cuda>-devel): a torch of series {torch} or later "
+                  "from the cu{cmaj}{cmin} index, with torchvision and torchaudio; these tags were last defined at "
+                  "9a7400d9 (2025-04-28) and replaced at 8a61ee0f (2025-06-09), when torch 2.7.0 (2025-04-23) was the "
+                  "newest release and 2.8.0 nightlies the newest pre-releases: series 2.8 at most",
+    },
+    {
+        # the 2025-06+ tags: `<release>[-dev]-cu<CUDA digits>-torch<torch digits>-ubuntu<yymm>` and the older
+        # `<release>-ubuntu<yymm>-cu<…>-torch<…>` order; TORCH = torch==<torch> torchvision torchaudio==<torch>.
+        "name": "runpod/pytorch (cuNNNN-torchNNN tags)",
+        "pattern": r"^(?:docker\.io/)?runpod/pytorch:\d+\.\d+\.\d+(?:-[a-z]+)?-(?:ubuntu\d{4}-)?cu(?P<cmaj>1\d)"
+                   r"(?P<cmin>\d)\d-torch(?P<tmaj>\d)(?P<tmin>\d)(?P<tpat>\d)(?:-ubuntu\d{4})?$",
+        "env": {}, "cuda": "{cmaj}.{cmin}", "nvcc": None,
+        "torch": {"version": "{tmaj}.{tmin}.{tpat}", "prerelease": False, "installer": "pip into the system Python"},
+        "ships": ["torchvision", "torchaudio"],
+        "source": "runpod/containers official-templates/pytorch/docker-bake.hcl (8a61ee0f..2e065112): tag "
+                  "`${RELEASE_VERSION}${RELEASE_SUFFIX}-cu${cuda_code}-torch${torch_code}-${ubuntu_name}` with "
+                  "torch_code = the torch version without dots and TORCH = `torch==${torch} torchvision==… "
+                  "torchaudio==${torch}` from the cu${WHEEL_SRC} index; only three-digit torch codes are read "
+                  "(2.10.0 would be ambiguous)",
     },
     {
         "name": "NGC PyTorch",
         "pattern": r"^nvcr\.io/nvidia/pytorch:(?P<YY>\d{2})\.(?P<MM>\d{2})-py3",
-        "env": {}, "cuda": None, "nvcc": True,
+        # TORCH_CUDA_ARCH_LIST: set in the image (value not published in the release notes): SHI-Labs/NATTEN
+        # issue #28 (maintainer, 2023-04-20): official PyPI/conda builds leave it unset, "in the NGC builds
+        # however" the image defines it, so extension builds target that list instead of the visible GPUs.
+        "env": {"TORCH_CUDA_ARCH_LIST": None}, "cuda": None, "nvcc": True,
+        "ships": None,
         "torch": {"version": None, "prerelease": True, "installer": "source build into the system Python"},
         "pip_constraint": {"from": "25.03", "path": "/etc/pip/constraint.txt", "pins_torch": True},
         "source": NGC_NOTES + ": 'PyTorch container image version YY.MM is based on X.Ya0+<git>' (a pre-release "
                   "build of torch, e.g. 25.12: 2.10.0a0+b4e4ee81d3, CUDA 13.1.0); 'Starting from the 25.03 release, "
                   "the PyTorch container has implemented a pip constraints file at /etc/pip/constraint.txt. This "
-                  "file specifies the versions of all python packages used during the PyTorch container creation'",
+                  "file specifies the versions of all python packages used during the PyTorch container creation'; "
+                  "TORCH_CUDA_ARCH_LIST: set by the image, its value not published (github.com/SHI-Labs/NATTEN/"
+                  "issues/28: NGC builds define it, PyPI/conda builds do not); the other packages it ships: not listed",
     },
     {
         "name": "vllm/vllm-openai",
         "pattern": r"^(?:docker\.io/)?vllm/vllm-openai:v(?P<vllm>\d+\.\d+\.\d+(?:\.post\d+)?)$",
         "env": {}, "cuda": None, "nvcc": None,
         "torch": {"version": "pin-of:vllm=={vllm}", "prerelease": False, "installer": "pip/uv into the system Python"},
+        "ships": ["vllm"],
         "source": "vllm-project/vllm docker/Dockerfile: the image installs the vllm {vllm} wheel with its "
                   "requirements, so its torch is the one vllm {vllm} pins (wheeldoc/data/torch_pins.json)",
     },
@@ -104,6 +159,7 @@ ROWS = [
         "pattern": r"^(?:docker\.io/)?lmsysorg/sglang:v(?P<sglang>\d+\.\d+\.\d+(?:\.post\d+)?)$",
         "env": {}, "cuda": None, "nvcc": True,
         "torch": {"version": "pin-of:sglang=={sglang}", "prerelease": False, "installer": "pip into the system Python"},
+        "ships": ["sglang"],
         "source": "sgl-project/sglang docker/Dockerfile: installs sglang[all] {sglang} (its srt extra pins torch, "
                   "wheeldoc/data/torch_pins.json) on an nvidia/cuda devel image",
     },
@@ -127,7 +183,9 @@ def main() -> None:
     for row in ROWS:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
-        assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "source"}, row
+        assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source"}, row
+        assert row["torch"] is None or set(row["torch"]) <= {"version", "prerelease", "installer", "exact",
+                                                             "index_variant", "highest_series"}, row
     OUT.write_text(json.dumps({"schema": 1, "_comment": "base images: ENV, torch, CUDA, nvcc per tag pattern; "
                                "rebuilt by scripts/make_base_images.py; a field left null is unknown",
                                "rows": ROWS}, indent=1) + "\n")

@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pull-base", action="store_true",
                    help="Dockerfiles: read each base image's real config from the Docker daemon (needs the docker "
                         "extra; inspects the images the daemon has, pulls nothing: `docker pull` them first)")
+    p.add_argument("--context", default=None, metavar="DIR",
+                   help="Dockerfiles: the build context (default: the Dockerfile's folder); requirements files, "
+                        "pyproject.toml and wheels the Dockerfile copies are read from it (never outside it)")
     p.add_argument("--stdin-filename", default=None, metavar="NAME",
                    help="with PATH `-`: read the file from stdin; NAME (Dockerfile, uv.lock, "
                         "requirements.txt, …) decides the parser and names it in the report")

@@ -44,10 +44,12 @@ def wd4_rules() -> list:
     return family_rules("WD4")
 
 
-def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None) -> tuple[Dockerfile, list[Finding]]:
+def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None,
+                 context: str | None = None) -> tuple[Dockerfile, list[Finding]]:
     """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`
     (`LimitExceeded` when variable expansion runs past its budget, see lexer.expansion_budget).
-    `bases`: image ref -> BaseImage read from the Docker daemon (`--pull-base`)."""
+    `bases`: image ref -> BaseImage read from the Docker daemon (`--pull-base`); `context`: the
+    build context folder (default: the Dockerfile's)."""
     from wheeldoc.core.errors import LimitExceeded
     from wheeldoc.dockerfile.lexer import ExpansionLimit, expansion_budget
 
@@ -55,7 +57,7 @@ def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None) 
     try:
         with expansion_budget(len(text)):
             graph = analyze(df)
-            facts = DockerFacts(df, graph, ctx.target, text=text, bases=bases)
+            facts = DockerFacts(df, graph, ctx.target, context=context, text=text, bases=bases)
             findings: list[Finding] = []
             for r in wd4_rules():
                 if ctx.enabled(r.code):
@@ -63,6 +65,18 @@ def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None) 
     except ExpansionLimit as e:
         raise LimitExceeded(path, str(e)) from None
     return df, findings
+
+
+def build_context(args: argparse.Namespace) -> str | None:
+    """`--context DIR`: the build context for every Dockerfile checked; None: each Dockerfile's folder."""
+    value = getattr(args, "context", None)
+    if value is None:
+        return None
+    if not os.path.isdir(value):
+        from wheeldoc.core.settings import UsageError
+
+        raise UsageError(f"--context {value}: not a directory")
+    return value
 
 
 def pull_base_wanted(settings, args: argparse.Namespace) -> bool:
@@ -188,13 +202,14 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
         data = _read(path)
     df = parse_text(data, p)  # validates (binary, encoding, limits) before anything else
     text = data.decode("utf-8")
+    context = build_context(args)
     bases = None
     if pull_base_wanted(settings, args):
         bases, notes = _pull_base(df, text, p, ctx, report)
-        df, findings = analyze_text(text, p, ctx, bases)
+        df, findings = analyze_text(text, p, ctx, bases, context)
         findings.extend(notes)
     else:
-        df, findings = analyze_text(text, p, ctx)
+        df, findings = analyze_text(text, p, ctx, context=context)
     suppressed = suppressor(df, p)
     want_diff = bool(getattr(args, "diff", False))
     want_fix = bool(getattr(args, "fix", False)) and not want_diff and not from_stdin
@@ -209,7 +224,7 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
     if want_diff:
         report.extra.setdefault("diff", []).append({"path": p, "diff": unified_diff(text, new_text, p)})
         return findings, suppressed
-    new_df, after = analyze_text(new_text, p, ctx, bases)  # never write a file that no longer parses
+    new_df, after = analyze_text(new_text, p, ctx, bases, context)  # never write a file that no longer parses
     try:
         write_atomically(Path(os.path.realpath(path)), new_text)  # through a symlink, not over it
     except OSError as e:

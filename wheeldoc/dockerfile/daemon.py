@@ -103,7 +103,7 @@ def merge(ref: str, env: dict[str, str]) -> BaseImage:
     table = base_image(ref)
     sources: dict[str, str] = {}
     if table is None:
-        base = BaseImage(ref, "", None, None, None, {}, None, "", torch_known=False)
+        base = BaseImage(ref, "", None, None, None, {}, None, "", torch_known=False, ships=None)
     else:
         base = table
         for k in ("cuda", "nvcc", "torch", "constraint"):

@@ -38,6 +38,7 @@ from wheeldoc.dockerfile.stages import BuildGraph, Stage, mounts
 from wheeldoc.dockerfile.shell import Command, Install, commands_in_run, parse_install
 
 MAX_CONTEXT_FILE = 1 << 20
+BASE_WORKDIR = "/<base-workdir>"  # the base image's WORKDIR, when the Dockerfile sets none
 MAX_INCLUDE_DEPTH = 4
 _SDIST = (".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".zip")
 _NAME = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(\[[^\]]*\])?\s*(.*)$")
@@ -336,10 +337,13 @@ class DockerFacts:
 
     # -- files -------------------------------------------------------------------------
     def abs_path(self, ins: Instruction, path: str) -> str | None:
+        """`path` made absolute against the WORKDIR in effect; with none set in the Dockerfile, against
+        a stand-in for the base image's working directory (`/<base-workdir>`), so that `COPY f .` and a
+        later `pip install -r f` in the same stage chain meet at one path."""
         if path.startswith("/"):
             return posixpath.normpath(path)
-        wd = self.graph.scope(ins).workdir
-        return posixpath.normpath(posixpath.join(wd, path)) if wd else None
+        wd = self.graph.scope(ins).workdir or BASE_WORKDIR
+        return posixpath.normpath(posixpath.join(wd, path))
 
     @cached_property
     def _writes(self) -> dict[int, list[_File]]:
@@ -463,17 +467,50 @@ class DockerFacts:
             return None
         return text, origin
 
-    def _context_text(self, rel: str) -> str | None:
-        rel = posixpath.normpath(rel)
+    def context_file(self, rel: str) -> Path | None:
+        """The regular file `rel` names in the build context, or None: never outside the context
+        (`..`, absolute paths, symlinks that resolve outside it), never a FIFO, device or folder."""
+        import stat
+
+        rel = posixpath.normpath(rel.lstrip("/") if rel.startswith("/") else rel)
+        if rel.startswith("..") or posixpath.isabs(rel) or "\0" in rel:
+            return None
+        try:
+            root = os.path.realpath(self.context)
+            real = os.path.realpath(self.context / rel)
+            if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+                return None  # a symlink out of the build context: docker build would not follow it either
+            st = os.stat(real)
+        except (OSError, ValueError):
+            return None
+        return Path(real) if stat.S_ISREG(st.st_mode) else None
+
+    def context_dir(self, rel: str) -> Path | None:
+        """The folder `rel` names inside the build context (symlinks resolved, never outside it)."""
+        rel = posixpath.normpath(rel or ".")
         if rel.startswith("..") or posixpath.isabs(rel):
             return None
-        p = self.context / rel
         try:
-            if not p.is_file() or p.stat().st_size > MAX_CONTEXT_FILE:
-                return None
-            from wheeldoc.core.files import read_text
+            root = os.path.realpath(self.context)
+            real = os.path.realpath(self.context / rel)
+        except (OSError, ValueError):
+            return None
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+        return Path(real) if os.path.isdir(real) else None
 
-            return read_text(p)
+    def _context_text(self, rel: str) -> str | None:
+        p = self.context_file(rel)
+        if p is None:
+            return None
+        try:
+            from wheeldoc.core.files import open_regular
+
+            with open_regular(p) as fh:  # O_NONBLOCK and a regular-file check on the open descriptor
+                data = fh.read(MAX_CONTEXT_FILE + 1)
+            if len(data) > MAX_CONTEXT_FILE:
+                return None
+            return data.decode("utf-8")
         except (OSError, UnicodeDecodeError):
             return None
 

@@ -472,6 +472,21 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
     command), it is an error; when either side is not known, an info saying so.
 
+    The requirements also come from the build context (the Dockerfile's folder, or `check
+    --context DIR`): the requirements files an install names (`-r`, with their includes), and the
+    `[project]` dependencies (extras included; `dynamic` dependencies from the files
+    `[tool.setuptools.dynamic]` names) of a local project it installs (`pip install .`, `-e .`,
+    `uv pip install ./pkg`), read statically (1 MiB a file, regular files only, never outside the
+    context; nothing built or run). A file the Dockerfile copies in but that is not there is an
+    info, never more; a `setup.py`-only project stays unknown. torchvision and torchaudio count as
+    torch-dependent installs too (their torch requirement is read from their wheels on PyPI): an
+    unpinned one takes the newest release, unless a PyTorch index decides it (pip `--index-url`,
+    any uv index) or it is already there and not upgraded; where the base's package list is not
+    known (NGC) it may be, and that is an info. A base image the table does not know gets one info
+    per stage chain when torch-dependent packages are installed over it; a tag that names only the
+    torch series (runpod/pytorch `X.Y.Z-py…-cuda…`) gives a range, judged when every torch in the
+    range fails the requirement.
+
     With no torch in the image (a known base that ships none), it also finds installs of
     torch-dependent packages where nothing decides the build: a CPU index next to GPU packages is
     an error; an unpinned PyPI torch is a warning on an aarch64 target (PyPI may serve a CPU
@@ -502,6 +517,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
 
     gpu = _gpu_packages(facts)
     intent = _cuda_intent(facts, ctx)
+    unknown_seen: set[int] = set()
     for step in facts.steps:
         inst = step.install
         if inst is None or not step.installs_packages or not step.network:
@@ -513,7 +529,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
                 yield got
             continue  # a torch is there: requirements that admit it keep it
         if state.present is None:
-            got = _unknown_base(facts, step, state)
+            got = _unknown_base(facts, step, state, unknown_seen)
             if got is not None:
                 yield got
             continue  # the base image may hold a torch: nothing more to judge
@@ -569,7 +585,45 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         )
 
 
-def _unknown_base(facts: DockerFacts, step: Step, state) -> Finding | None:
+_TORCH_BASE_HINT = re.compile(r"torch|vllm|sglang|nemo|deepspeed|lightning|huggingface|diffusers|transformers",
+                              re.IGNORECASE)
+
+
+def _unknown_base_note(facts: DockerFacts, step: Step, root, base: str, seen: set | None) -> Finding | None:
+    """Once per base image: a torch-dependent install (or one from inputs wheeldoc cannot read)
+    over a base the table does not know, so what torch it ships, if any, cannot be judged."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    if seen is None or root.index in seen or root.is_scratch:
+        return None
+    if root.base_unknown is False and root.base.lower() in {s.name.lower() for s in facts.graph.stages if s.name}:
+        return None
+    needs, unknown = facts.torch_needs(step)
+    missing = ts.unread(facts, step)
+    if not (needs or unknown or missing):
+        return None
+    seen.add(root.index)
+    hint = "" if root.base_unknown or not _TORCH_BASE_HINT.search(root.base.rsplit("/", 1)[-1]) else \
+        " (its name suggests it ships torch)"
+    what = ", ".join((needs + unknown)[:3] or missing[:3])
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.INFO,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs {what} over {base}{hint}, "
+                f"which the base-image table does not know: whether it ships a torch, and which, is not known, so "
+                f"whether this install replaces it is not judged.",
+        evidence=("base image: unknown to wheeldoc/data/base_images.json", *(f"installs {n}" for n in
+                                                                            (needs + unknown)[:4]),
+                  *(f"not read: {m}" for m in missing[:3])),
+        fix=Fix("`--pull-base` reads the base image's real config from the Docker daemon; to keep a torch the "
+                "base ships whatever the install asks, pass an override (uv) or constraint (pip) holding it",
+                "display-only"),
+        data={"stage": step.stage.label, "base": None if root.base_unknown else root.base, "base_known": False,
+              "known": False, "torch_installed": None},
+    )
+
+
+def _unknown_base(facts: DockerFacts, step: Step, state, seen: set | None = None) -> Finding | None:
     """An install that pins torch over a base image the table does not know: say what is known."""
     from wheeldoc.dockerfile import torch_state as ts
 
@@ -577,11 +631,13 @@ def _unknown_base(facts: DockerFacts, step: Step, state) -> Finding | None:
     if inst is None or inst.has("--no-deps") or ts._named_torch(facts, step)[0] or ts.protected(facts, step):
         return None
     reqs = [r for r in ts.requirements(facts, step, state) if r.spec]
-    if not reqs:
-        return None
-    r = reqs[0]
     root = facts.graph.root(step.stage)
     base = "a base image given by a build argument" if root.base_unknown else f"the base image {root.base}"
+    if not reqs:
+        return _unknown_base_note(facts, step, root, base, seen)
+    r = reqs[0]
+    if seen is not None:
+        seen.add(root.index)
     return Finding(
         rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.INFO,
         location=_loc(facts, step.line),
@@ -612,13 +668,22 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     reqs = ts.requirements(facts, step, state)
     verdicts = [(r, ts.admitted(r, state)) for r in reqs]
     bad = [(r, v) for r, v in verdicts if v is False]
-    unsure = [(r, v) for r, v in verdicts if v is None]
+    maybe_kept = [(r, v) for r, v in bad if not r.sure]  # the package may already be there: then nothing moves
+    bad = [(r, v) for r, v in bad if r.sure]
+    unsure = [(r, v) for r, v in verdicts if v is None] + maybe_kept
     if not bad and not unsure:
+        missing = ts.unread(facts, step)
+        if missing and state.present:
+            return _unread_context(facts, step, state, missing)
         return None
-    if not bad and state.version is None and not state.prerelease:
+    if not bad and not maybe_kept and state.version is None and not state.prerelease and state.lowest is None:
         return None  # neither side known: nothing worth saying
-    r = (bad or unsure)[0][0]
-    have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else "a version not known here")
+    r = (bad or maybe_kept or unsure)[0][0]
+    have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
+                             (f"of series {'.'.join(state.lowest.split('.')[:2])}" +
+                              ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
+                              + " (which release, the image's tag does not say)") if state.lowest and state.highest else
+                             "a version not known here")
     if r.spec:
         wants = f"{r.what} requires torch{r.spec} ({r.source})"
     elif r.newest:
@@ -642,6 +707,12 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                        f"the index serves, without an error (on some platforms and indexes a CPU build)")
         message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already "
                    f"in the image does not satisfy: torch {have}, {state.where}. {outcome}.")
+    elif maybe_kept:
+        severity = Severity.INFO
+        message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already in "
+                   f"the image does not satisfy (torch {have}, {state.where}). If {r.package} is already installed "
+                   f"(the base image or an earlier install may have brought it; not known here), the install keeps "
+                   f"it and torch stays; if not, it replaces torch.")
     else:
         severity = Severity.INFO
         message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}. Whether that admits the "
@@ -669,7 +740,28 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
         data={"stage": step.stage.label, "package": r.package, "package_version": r.version,
               "torch_required": r.spec or (r.newest[1] if r.newest else None), "torch_installed": state.version,
               "torch_prerelease": state.prerelease, "installed_by": state.where,
-              "known": bool(bad), "pip_constraint": pip_constraint},
+              "known": bool(bad), "pip_constraint": pip_constraint, "requirement_from": r.what},
+    )
+
+
+def _unread_context(facts: DockerFacts, step: Step, state, missing: list[str]) -> Finding:
+    """An install over a torch from inputs wheeldoc cannot read here (the build context is not
+    there, or a project without pyproject.toml): info, never more."""
+    have = state.version or "torch"
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.INFO,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs from "
+                f"{', '.join(missing[:3])}, which wheeldoc cannot read here (not in the build context "
+                f"{facts.context}, or not a file the Dockerfile copies; `--context DIR` names the context): whether "
+                f"it replaces the torch already in the image ({have}, {state.where}) is not known.",
+        evidence=(f"torch in the image: {state.version or 'version not known'} ({state.where})",
+                  *(f"not read: {m}" for m in missing[:6])),
+        fix=Fix("Run `wheeldoc check` where the build context is (or pass `--context DIR`); to keep the image's "
+                "torch whatever the requirements say, pass an override (uv) or constraint (pip) holding it",
+                "display-only"),
+        data={"stage": step.stage.label, "known": False, "unread": list(missing),
+              "torch_installed": state.version, "installed_by": state.where},
     )
 
 
@@ -1301,7 +1393,10 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     FlashInfer, xformers, vLLM, apex, mamba-ssm, …, or a `--no-build-isolation` source build in
     a Dockerfile that installs torch) while no `TORCH_CUDA_ARCH_LIST` (nor
     `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS`) is in effect and no other stage sets one (that
-    is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone.
+    is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
+    image that sets the list (NGC PyTorch does; its value is not published, so it counts as set),
+    and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2)
+    unless FORCE_CUDA=1 is in effect.
 
     ## Why is this bad?
     Without the variable, torch.utils.cpp_extension compiles for the GPUs it can see, and
@@ -1329,7 +1424,11 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
             continue
         name = _build_project(facts, step)
         known = builds.get(name or "")
-        if known is not None and known["arch_source"] != "torch-default":
+        if known is not None and known["arch_source"] == "forced-cuda-only":
+            force = facts.var(step, "FORCE_CUDA")
+            if force is None or (force.value or "").strip("\"'") != "1":
+                continue  # no GPU during docker build and no FORCE_CUDA=1: it compiles no CUDA code
+        elif known is not None and known["arch_source"] != "torch-default":
             continue  # the project chooses its own architectures, or compiles no CUDA code
         if _cuda_build_skipped(step):
             continue
@@ -1347,9 +1446,9 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
         if root.base_unknown:
             continue  # the base image may set TORCH_CUDA_ARCH_LIST
         img = facts.base_image(root.base)
-        if img is not None and any(img.env.get(n) for n in ("TORCH_CUDA_ARCH_LIST", "CMAKE_CUDA_ARCHITECTURES",
-                                                             "CUDAARCHS")):
-            continue  # the base image sets it (its config with `--pull-base`, or the table)
+        if img is not None and any(n in img.env and img.env[n] != "" for n in ("TORCH_CUDA_ARCH_LIST",
+                                                                               "CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS")):
+            continue  # the base image sets it (its config with `--pull-base`, or the table; a value not known is set)
         # how sure: a project known to leave the list to torch, or an explicit CUDA build switch
         sure = known is not None or any(e.startswith("switch") for e in evidence)
         severity = Severity.WARNING if sure else Severity.INFO

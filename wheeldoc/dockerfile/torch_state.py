@@ -6,8 +6,9 @@ uv replace it with the torch the index serves, without an error. Nothing but `--
 override (uv) or a constraint (pip `-c`, `PIP_CONSTRAINT`; uv `-c`, `UV_CONSTRAINT`) holding torch
 stops that. An earlier CUDA torch is therefore no protection; it is what gets replaced.
 
-Facts come from the Dockerfile (pins, uninstalls, indexes), the base-image table and the
-torch-pin table (`wheeldoc.data.base_images`); what they do not say stays unknown.
+Facts come from the Dockerfile (pins, uninstalls, indexes), the build context (requirements
+files, a project's pyproject.toml, wheels: `context.py`), the base-image table and the torch-pin
+table (`wheeldoc.data.base_images`); what they do not say stays unknown.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$"
 SOURCE_PINS_EXACT = frozenset({"vllm"})
 
 
+# torch's companions: installed with torch more often than not, so on an image whose package list
+# is not known an unpinned install of one of them may be a no-op
+COMPANIONS = frozenset({"torchvision", "torchaudio"})
+
+
 @dataclass(frozen=True)
 class TorchState:
     """The torch in the image at a step. `present` None: the base image is unknown."""
@@ -38,6 +44,11 @@ class TorchState:
     where: str = ""  # "the base image vllm/vllm-openai:v0.7.3 (vllm==0.7.3 pins torch==2.5.1)", "line 9"
     constraint: str | None = None  # a pip constraint of the base that pins it (NGC)
     ships: frozenset[str] = frozenset()  # packages the base image installed (vllm in vllm-openai)
+    lowest: str | None = None  # version not known, but at least this ("2.4.0.dev0")
+    highest: str | None = None  # … and of this series at most ("2.6")
+    ships_known: bool = True  # False: the base's other packages are not known (NGC)
+    installed: frozenset[str] = frozenset()  # packages earlier installs of the stage chain named
+    others: bool = False  # an earlier install brought packages whose dependencies are not known here
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,7 @@ class Requirement:
     newest: tuple[str, str] | None  # (newest release in the table, its torch pin) for an unversioned install
     what: str  # as written
     source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json"
+    sure: bool = True  # False: the package may already be in the image, and then the install keeps it
 
 
 def _uninstalls_torch(step: Step) -> bool:
@@ -65,19 +77,22 @@ def _uninstalls_torch(step: Step) -> bool:
 def _base_state(facts: DockerFacts, step: Step) -> TorchState:
     root = facts.graph.root(step.stage)
     if root.base_unknown or root.is_scratch:
-        return TorchState(None if root.base_unknown else False)
+        return TorchState(None if root.base_unknown else False, ships_known=not root.base_unknown)
     if root.base.lower() in {s.name.lower() for s in facts.graph.stages if s.name}:
-        return TorchState(None)
+        return TorchState(None, ships_known=False)
     img = facts.base_image(root.base)
     if img is None:
-        return TorchState(None, where=f"the base image {root.base} (not in the base-image table)")
+        return TorchState(None, where=f"the base image {root.base} (not in the base-image table)", ships_known=False)
     if not img.torch_known:
-        return TorchState(None, where=f"the base image {root.base} (its config does not say whether it ships torch)")
-    ships = frozenset({"vllm"} if img.row == "vllm/vllm-openai" else {"sglang"} if img.row == "lmsysorg/sglang" else ())
+        return TorchState(None, where=f"the base image {root.base} (its config does not say whether it ships torch)",
+                          ships_known=False)
+    ships = img.ships if img.ships is not None else frozenset()
+    known = img.ships is not None
     if img.torch is None:
-        return TorchState(False, ships=ships)
+        return TorchState(False, ships=ships, ships_known=known)
     return TorchState(True, img.torch.version, img.torch.prerelease,
-                      f"the base image {root.base} ({img.torch.via})", img.constraint, ships)
+                      f"the base image {root.base} ({img.torch.via})", img.constraint, ships,
+                      img.torch.lowest, img.torch.highest_series, known)
 
 
 def _named_torch(facts: DockerFacts, step: Step) -> tuple[bool, str | None, bool]:
@@ -91,41 +106,114 @@ def _named_torch(facts: DockerFacts, step: Step) -> tuple[bool, str | None, bool
         n = _NAME.match(spec)
         if n and normalize(n[1]) == "torch" and "/" not in spec:
             p = _PIN.match(spec)
+            if p and p[3].endswith(".*"):
+                v = p[3][:-2]
+                return True, (v if v.count(".") >= 2 else None), v.count(".") >= 2
             return True, (p[3] if p else None), bool(p)
+    for f in inst.requirements if inst else ():
+        rf = facts.requirements(step, f)
+        for r in rf.requirements if rf is not None else ():
+            p = _PIN.match(r.line)
+            if r.name == "torch" and p:  # a pinned torch in the requirements: chosen on purpose
+                return True, p[3].removesuffix(".*"), not p[3].endswith(".*")
     return False, None, False
 
 
+def _named_series(facts: DockerFacts, step: Step) -> str | None:
+    """`torch==2.5.*` on the command line: the series ("2.5")."""
+    inst = step.install
+    for spec in inst.packages if inst else ():
+        p = _PIN.match(spec)
+        if p and normalize(p[1]) == "torch" and re.fullmatch(r"\d+\.\d+\.\*", p[3]):
+            return p[3][:-2]
+    return None
+
+
+def _names(facts: DockerFacts, step: Step) -> tuple[frozenset[str], bool]:
+    """(the packages an install names, whether it may also have brought torch's companions:
+    a torch-dependent package other than torch, a local path or wheel of unknown content, or a
+    requirements file wheeldoc cannot read)."""
+    inst = step.install
+    if inst is None:
+        return frozenset(), False
+    names: set[str] = set()
+    for spec in inst.packages:
+        base = posixpath.basename(spec.split("#", 1)[0])
+        m = _WHEEL.match(base) if base.endswith(".whl") else None
+        n = _NAME.match(spec) if m is None else None
+        if m:
+            names.add(normalize(m[1]))
+        elif n and "/" not in spec and "://" not in spec:
+            names.add(normalize(n[1]))
+    needs, unknown = facts.torch_needs(step)
+    others = bool(unknown) or bool(inst.editables) or any(facts.requirements(step, f) is None for f in inst.requirements)
+    for n in needs:
+        name = normalize(re.split(r"[=<>!~;\[ @(]", posixpath.basename(n.split(" (in ")[0]).split("-", 1)[0]
+                                  if n.endswith(".whl") else n, maxsplit=1)[0])
+        if name not in TORCH_AND_COMPANIONS:
+            others = True
+    return frozenset(names), others
+
+
+TORCH_AND_COMPANIONS = COMPANIONS | {"torch"}
+
+
 def state_before(facts: DockerFacts, step: Step) -> TorchState:
-    """The torch in the image when `step` runs (stage chain, base image first)."""
-    state = _base_state(facts, step)
+    """The torch in the image when `step` runs (stage chain, base image first). Each step's
+    state is kept (`facts` is per file), so a file is folded once, not once per step."""
+    memo: dict[int, TorchState] = facts.__dict__.setdefault("_torch_states", {})
+    got = memo.get(step.index)
+    if got is not None:
+        return got
     chain = {s.index for s in facts.chain(step.stage)}
-    for s in facts.steps[: step.index]:
-        if s.stage.index not in chain:
-            continue
-        if _uninstalls_torch(s):
-            state = TorchState(False, where=f"uninstalled on line {s.line}", ships=state.ships)
-            continue
-        if s.install is None or not s.installs_packages:
-            continue
-        named, version, exact = _named_torch(facts, s)
-        if named:
-            state = TorchState(True, version if exact else None, False, f"installed on line {s.line}",
-                               None, state.ships)
-            continue
-        if s.install.has("--no-deps") or protected(facts, s):
-            continue
-        needs, unknown = facts.torch_needs(s)
-        if not state.present and (needs or unknown):
-            # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
-            state = TorchState(True, None, None, f"brought in on line {s.line} by {(needs + unknown)[0]}", None,
-                               state.ships)
-        for req in requirements(facts, s, state):
-            if state.present and admitted(req, state) is False:
-                v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
-                state = TorchState(True, v, False, f"put there on line {s.line} by {req.what}", None, state.ships)
-            elif state.present is False and req.spec and req.spec.startswith("==") and "," not in req.spec:
-                state = TorchState(True, req.spec[2:], False, f"put there on line {s.line} by {req.what}", None,
-                                   state.ships)
+    before = [s for s in facts.steps[: step.index] if s.stage.index in chain]
+    start = next((i for i in range(len(before) - 1, -1, -1) if before[i].index in memo), None)
+    if start is None:
+        state, todo = _base_state(facts, step), before
+    else:
+        state, todo = memo[before[start].index], before[start:]
+    for s in todo:
+        memo.setdefault(s.index, state)
+        state = _advance(facts, s, state)
+    memo[step.index] = state
+    return state
+
+
+def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
+    """The torch after step `s`, from the torch before it."""
+    from dataclasses import replace
+
+    if _uninstalls_torch(s):
+        state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
+                        constraint=None, lowest=None, highest=None)
+        return state
+    if s.install is None or not s.installs_packages:
+        return state
+    names, others = _names(facts, s)
+    state = replace(state, installed=state.installed | names, others=state.others or others)
+    named, version, exact = _named_torch(facts, s)
+    if named:
+        series = _named_series(facts, s) if not exact else None
+        state = replace(state, present=True, version=version if exact else None, prerelease=False,
+                        where=f"installed on line {s.line}", constraint=None,
+                        lowest=f"{series}.0" if series else None, highest=series)
+        return state
+    if s.install.has("--no-deps") or protected(facts, s):
+        return state
+    needs, unknown = facts.torch_needs(s)
+    if not state.present and (needs or unknown):
+        # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
+        state = replace(state, present=True, version=None, prerelease=None,
+                        where=f"brought in on line {s.line} by {(needs + unknown)[0]}", constraint=None,
+                        lowest=None, highest=None)
+    for req in requirements(facts, s, state):
+        v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
+        if state.present and admitted(req, state) is False:
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+                            highest=None, where=f"put there on line {s.line} by {req.what}")
+        elif state.present is False and v is not None:
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+                            highest=None, where=f"put there on line {s.line} by {req.what}")
     return state
 
 
@@ -167,20 +255,82 @@ def _commands_before(step: Step):
         yield c
 
 
+def _upgrade(step: Step) -> bool:
+    inst = step.install
+    return inst is not None and any(inst.has(f) for f in ("--upgrade", "--force-reinstall", "--reinstall",
+                                                          "--upgrade-package"))
+
+
+# packages the PyTorch index serves too (download.pytorch.org/whl/<variant>): there, the newest is
+# the build for that index's torch, not PyPI's newest
+PYTORCH_INDEX_SERVES = frozenset({"torchvision", "torchaudio", "xformers", "triton"})
+
+
+def _pytorch_index_decides(facts: DockerFacts, step: Step) -> bool:
+    """The install takes torch's companions from a PyTorch index: pip with one as its only
+    index (`--index-url`), uv with one anywhere (uv takes a package from the first index that
+    has it) or `--torch-backend`. Then PyPI's newest companion is not what gets installed."""
+    inst = step.install
+    if inst is None:
+        return False
+    from wheeldoc.dockerfile.facts import index_variant
+
+    if inst.tool == "uv":
+        strategy = inst.option("--index-strategy") or (facts.var(step, "UV_INDEX_STRATEGY") or _NOVAR).value
+        if strategy == "unsafe-best-match":
+            return False
+        if inst.torch_backend is not None or (facts.var(step, "UV_TORCH_BACKEND") or _NOVAR).value:
+            return True
+        return any(t.kind == "index" and t.variant for t in facts.torch_sources(step))
+    primary = list(inst.values("--index-url"))
+    v = facts.var(step, "PIP_INDEX_URL")
+    if v is not None and v.value:
+        primary += v.value.split()
+    return any(index_variant(u) for u in primary)
+
+
+@dataclass(frozen=True)
+class _NoVar:
+    value: str | None = None
+
+
+_NOVAR = _NoVar()
+
+
+def _newest(rel: dict, within: str | None) -> str | None:
+    """The newest final release in the table, among those `within` (a specifier) admits."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        allowed = SpecifierSet(within) if within else None
+    except InvalidSpecifier:
+        return None
+    best = None
+    for v in rel:
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        if ver.is_prerelease or (allowed is not None and not allowed.contains(ver)):
+            continue
+        if best is None or ver > best[0]:
+            best = (ver, v)
+    return best[1] if best else None
+
+
 def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None) -> list[Requirement]:
-    """The torch requirements an install brings, as far as the tables know them."""
-    from wheeldoc.data.base_images import torch_pins, torch_requirement
+    """The torch requirements an install brings, as far as the tables know them: from the
+    command line, from the requirements files it names (`-r`) and from the pyproject.toml of a
+    local project it installs (`pip install .`), when the build context holds them."""
+    from wheeldoc.dockerfile import context
 
     inst = step.install
     if inst is None:
         return []
-    pins = torch_pins()
-    upgrade = any(inst.has(f) for f in ("--upgrade", "--force-reinstall", "--reinstall"))
     out: list[Requirement] = []
     for spec in inst.packages + inst.editables:
         base = posixpath.basename(spec.split("#", 1)[0].split("?", 1)[0])
-        name = version = None
-        vcs = False
         if base.endswith(".whl") and "://" not in spec:
             local = context_wheel(facts, step, spec)
             if local is not None:
@@ -189,60 +339,129 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
                     out.append(Requirement(got[0], got[1], got[2], got[2].startswith("=="), None, spec,
                                            f"the METADATA of {local.name} in the build context"))
                     continue
-        if base.endswith(".whl") and (m := _WHEEL.match(base)):
-            name, version = normalize(m[1]), m[2].split("+", 1)[0]
-        elif "://" in spec or spec.startswith("git+"):
-            url = spec.split(" @ ", 1)[-1].strip()
-            url = url.split("#", 1)[0].removeprefix("git+")
-            path = url.split("://", 1)[-1]
-            ref = None
-            if "@" in path.split("/", 1)[-1]:
-                path, ref = path.rsplit("@", 1)
-            name = normalize(posixpath.basename(path.rstrip("/")).removesuffix(".git"))
-            if spec.startswith("git+") or ".git" in url:
-                vcs = ref is None
-            else:
-                continue  # an archive URL: its version is not known here
-        elif spec.startswith((".", "/")):
-            g = _git_project(step, spec)
-            if g is None:
+        if spec.startswith((".", "/")) and not base.endswith(".whl") and _git_project(step, context.split_extras(spec)[0]) is None:
+            proj = context.project(facts, step, spec)
+            if proj is None or proj.holds_torch:
                 continue
-            name, vcs = normalize(g), True
-        else:
-            n = _NAME.match(spec)
-            if not n:
-                continue
-            name = normalize(n[1])
-            p = _PIN.match(spec)
-            version = p[3] if p else None
-        if name not in pins:
+            for line in proj.requirements:
+                r = _one(facts, step, state, line, f"{line} (a requirement of the project {spec}, {proj.origin})",
+                         from_file=True)
+                if r is not None:
+                    out.append(r)
             continue
-        if vcs or ((("://" in spec or spec.startswith("git+")) and not base.endswith(".whl"))):
-            if name not in SOURCE_PINS_EXACT:
-                continue  # a source build's requirement comes from its setup, not from the PyPI wheel's pin
-            if not vcs:
-                continue  # a tagged checkout: which release it matches is not known here
-        if name in ("torchvision", "torchaudio") and version is None:
-            continue  # unpinned: follows the installed torch
-        if version is None and not vcs and state is not None and name in state.ships and not upgrade:
-            continue  # already in the image and not upgraded: pip/uv keep it
-        spec_t, exact = torch_requirement(name, version)
-        newest = None
-        if version is None:
-            rel = pins[name]["releases"]
-            if rel:
-                from packaging.version import InvalidVersion, Version
-
-                def key(v):
-                    try:
-                        return Version(v)
-                    except InvalidVersion:
-                        return Version("0")
-                best = max((v for v in rel if not key(v).is_prerelease), key=key, default=None)
-                if best is not None:
-                    newest = (best, ",".join(rel[best]["torch"]))
-        out.append(Requirement(name, version, spec_t, exact, newest, spec))
+        r = _one(facts, step, state, spec, spec)
+        if r is not None:
+            out.append(r)
+    for f in inst.requirements:
+        rf = facts.requirements(step, f)
+        if rf is None:
+            continue
+        for req in rf.requirements:
+            r = _one(facts, step, state, req.line, f"{req.line} (in {f}, {rf.origin})", from_file=True)
+            if r is not None:
+                out.append(r)
     return out
+
+
+def unread(facts: DockerFacts, step: Step) -> list[str]:
+    """The inputs of an install that the Dockerfile copies in (from the build context or another
+    stage) but whose text wheeldoc could not read here: `-r` files, and the pyproject.toml of a
+    local project. Inputs nothing in the Dockerfile puts there (a `git clone`) are not listed."""
+    from wheeldoc.dockerfile import context
+
+    inst = step.install
+    if inst is None:
+        return []
+    out = []
+    for f in inst.requirements:
+        got = facts.file_text(step, f)
+        if got is not None and got[0] is None:
+            out.append(f"-r {f}")
+    for spec in inst.packages + inst.editables:
+        base = posixpath.basename(spec.split("#", 1)[0])
+        path = context.split_extras(spec)[0]
+        if not spec.startswith((".", "/")) or base.endswith((".whl", ".tar.gz", ".zip", ".tgz")) \
+                or _git_project(step, path) is not None:
+            continue
+        root = facts.abs_path(step.ins, path)
+        got = facts.file_text(step, posixpath.join(root, "pyproject.toml")) if root else None
+        if got is not None and got[0] is None:
+            out.append(spec)
+    return out
+
+
+def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, what: str,
+         from_file: bool = False) -> Requirement | None:
+    """The torch requirement one requirement brings (`vllm==0.9.1`, a wheel path, a VCS URL, a
+    line of a requirements file), or None when the tables do not know it."""
+    from wheeldoc.data.base_images import torch_pins, torch_requirement
+
+    pins = torch_pins()
+    upgrade = _upgrade(step)
+    if from_file:
+        if ";" in spec:
+            return None  # a marker: whether it applies to this image is not judged here
+        spec = spec.strip()
+    base = posixpath.basename(spec.split("#", 1)[0].split("?", 1)[0])
+    name = version = None
+    within = None
+    vcs = False
+    if base.endswith(".whl") and (m := _WHEEL.match(base)):
+        name, version = normalize(m[1]), m[2].split("+", 1)[0]
+    elif "://" in spec or spec.startswith("git+"):
+        url = spec.split(" @ ", 1)[-1].strip()
+        url = url.split("#", 1)[0].removeprefix("git+")
+        path = url.split("://", 1)[-1]
+        ref = None
+        if "@" in path.split("/", 1)[-1]:
+            path, ref = path.rsplit("@", 1)
+        name = normalize(posixpath.basename(path.rstrip("/")).removesuffix(".git"))
+        if spec.startswith("git+") or ".git" in url:
+            vcs = ref is None
+        else:
+            return None  # an archive URL: its version is not known here
+    elif spec.startswith((".", "/")):
+        g = _git_project(step, spec)
+        if g is None:
+            return None
+        name, vcs = normalize(g), True
+    else:
+        n = _NAME.match(spec)
+        if not n:
+            return None
+        name = normalize(n[1])
+        p = _PIN.match(spec)
+        version = p[3] if p else None
+        rest = n[2].strip().strip("()").replace(" ", "")
+        if version is None and rest:
+            if rest.startswith("@"):
+                return None  # name @ URL
+            within = rest
+    if name not in pins:
+        return None
+    if vcs or ((("://" in spec or spec.startswith("git+")) and not base.endswith(".whl"))):
+        if name not in SOURCE_PINS_EXACT:
+            return None  # a source build's requirement comes from its setup, not from the PyPI wheel's pin
+        if not vcs:
+            return None  # a tagged checkout: which release it matches is not known here
+    sure = True
+    if version is None and not vcs:
+        if name in PYTORCH_INDEX_SERVES and _pytorch_index_decides(facts, step):
+            return None  # the PyTorch index's newest is the build for its own torch: not judged
+        if state is not None and not upgrade:
+            if name in state.ships or name in state.installed:
+                return None  # already in the image and not upgraded: pip/uv keep it
+            if name in COMPANIONS and (not state.ships_known or state.others):
+                sure = False  # it may already be there (the base's packages, or earlier installs' dependencies)
+    spec_t, exact = torch_requirement(name, version)
+    newest = None
+    if version is None:
+        best = _newest(pins[name]["releases"], within)
+        if best is not None:
+            newest = (best, ",".join(pins[name]["releases"][best]["torch"]))
+        elif within:
+            return None  # no release in the table matches the range
+    return Requirement(name, version, spec_t, exact, newest, what, sure=sure)
 
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
@@ -250,6 +469,7 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
+    ranged = state.version is None and (state.lowest is not None or state.highest is not None)
     if req.spec is not None:
         if req.spec == "":
             return True
@@ -258,6 +478,8 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
                 return SpecifierSet(req.spec).contains(Version(state.version), prereleases=True)
             except (InvalidSpecifier, InvalidVersion):
                 return None
+        if ranged:
+            return False if _excludes_range(req.spec, state) else None
         if state.prerelease and req.spec.startswith("==") and "a0" not in req.spec:
             return False
         return None
@@ -274,12 +496,45 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
                         return False  # older than the newest release asks for; later releases do not go back
             except (InvalidSpecifier, InvalidVersion):
                 return None
+        elif ranged:
+            # the newest release's floor above every torch the image can hold: later releases do not go back
+            floors = [x for x in newest.split(",") if x.startswith(("==", ">"))]
+            if any(_excludes_range(f if not f.startswith("==") else ">=" + f[2:], state) for f in floors):
+                return False
         elif state.prerelease and newest.startswith("==") and "," not in newest:
             return False  # an exact release pin never admits a pre-release build
     elif req.exact and state.prerelease:
         return False
     return None
-    return None
+
+
+def _excludes_range(spec: str, state: TorchState) -> bool:
+    """True when `spec` admits no torch from `state.lowest` up to the last release of series
+    `state.highest` (a range the base image's tag implies)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        lo = Version(state.lowest) if state.lowest else None
+        hi = tuple(int(x) for x in state.highest.split(".")[:2]) if state.highest else None
+        specs = list(SpecifierSet(spec))
+    except (InvalidSpecifier, InvalidVersion, ValueError):
+        return False
+    for sp in specs:
+        raw = sp.version
+        try:
+            v = Version(raw[:-2] if raw.endswith(".*") else raw)
+        except InvalidVersion:
+            continue
+        series = (v.major, v.minor)
+        if sp.operator in ("==", "===", ">=", ">", "~="):
+            if hi is not None and series > hi:
+                return True
+        if sp.operator in ("==", "===") and lo is not None and not raw.endswith(".*") and v < lo:
+            return True
+        if sp.operator in ("<", "<=") and lo is not None and (v < lo or (sp.operator == "<" and v == lo)):
+            return True
+    return False
 
 
 def context_wheel(facts: DockerFacts, step: Step, spec: str):
@@ -308,12 +563,15 @@ def context_wheel(facts: DockerFacts, step: Step, spec: str):
                 return None
             local = Path(facts.context) / rel
             if any(c in local.name for c in "*?["):
+                folder = posixpath.dirname(rel)
                 try:
-                    hits = sorted(p for p in local.parent.iterdir() if fnmatch.fnmatch(p.name, local.name))
+                    if facts.context_dir(folder) is None:
+                        return None
+                    hits = sorted(p.name for p in local.parent.iterdir() if fnmatch.fnmatch(p.name, local.name))
                 except OSError:
                     return None
-                return hits[0] if len(hits) == 1 else None
-            return local if local.is_file() else None
+                return facts.context_file(posixpath.join(folder, hits[0])) if len(hits) == 1 else None
+            return facts.context_file(rel)
     return None
 
 
