@@ -274,3 +274,28 @@ def many_members_image(dest: Path, layers: list[int], *, pad: int = 0, archive_m
         member("manifest.json", [manifest], len(manifest))
         fh.write(bytes(1024))
     return dest
+
+
+# -- a loader cache (/etc/ld.so.cache in an image) -------------------------------------------------
+
+def loader_cache(entries: int = 1 << 18, *, regions: int = 1, sliding: bool = False) -> bytes:
+    """A glibc loader cache (new format) whose `entries` all name strings inside `regions` runs of
+    4,095 'A's: one shared string each (`sliding=False`: 262,144 entries decoded one by one made
+    2 GB of names), or every offset inside the runs (`sliding=True`: up to 8 MB of distinct names
+    per 4 KB run)."""
+    run = 4095
+    table = 48 + entries * 24
+    header = struct.pack("<20sIIB3xI12x", b"glibc-ld.so.cache1.1", entries, regions * (run + 1), 2, 0)
+    starts = [table + r * (run + 1) for r in range(regions)]
+    if sliding:
+        rows = b"".join(struct.pack("<iIIIQ", 0x303, starts[i % regions] + (i // regions) % run,
+                                    starts[i % regions] + (i // regions + 1) % run, 0, 0) for i in range(entries))
+    else:
+        rows = struct.pack("<iIIIQ", 0x303, starts[0], starts[0], 0, 0) * entries
+    return header + rows + (b"A" * run + b"\0") * regions
+
+
+def image_with_file(dest: Path, path: str, data: bytes) -> Path:
+    """A `docker save` tarball (gzip layer inside an OCI-style archive) holding `data` at `path`."""
+    layer = im.layer([im.file_("usr/bin/true", b"", 0o755), im.file_(path, data)])
+    return im.write_oci_layout(dest, [layer], im.config(), compression="gzip")
