@@ -268,3 +268,14 @@ def test_mutated_caches_raise_only_input_errors(lib_tree):
         except InputError:
             outcomes["refused"] += 1
     assert outcomes["parsed"] and outcomes["refused"]
+
+
+def test_loader_cache_names_are_decoded_once_and_within_a_budget():
+    from tests.hostile.bombs import loader_cache
+
+    shared = parse_ld_so_cache(loader_cache(1 << 16))
+    assert len(shared) == 1 << 16 and len({id(e.name) for e in shared}) == 1
+    with pytest.raises(LimitExceeded, match=r"names read from the cache exceed 4x its [0-9,]+ bytes"):
+        parse_ld_so_cache(loader_cache(1 << 16, regions=16, sliding=True))
+    with pytest.raises(LimitExceeded, match="262,145 entries declared"):
+        parse_ld_so_cache(loader_cache((1 << 18) + 1))

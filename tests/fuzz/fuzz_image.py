@@ -6,8 +6,8 @@ Byte 0 of the input picks what the rest is:
   wrapped by `tests/imagefactory.py` into a real `docker save` archive with correct digests;
 - 2: a structured layer (`atheris.FuzzedDataProvider`): files, folders, symbolic and hard
   links, whiteouts and opaque folders with hostile names (`../`, absolute, deep, loops).
-Then everything an analyzer does with an image runs: config and ENV, walk, stat, readlink,
-listdir, read, glob, the Python environments found and their distributions.
+Then everything an analyzer does with an image runs: config and ENV, the library path (LD_LIBRARY_PATH, the image's loader cache), walk, stat,
+readlink, listdir, read, glob, the Python environments found and their distributions.
 
 Besides returning or raising `InputError`, every path of the merged tree must stay inside
 the image (absolute, normalised, no `..`), and symbolic links resolve inside it.
@@ -27,12 +27,19 @@ from tests import imagefactory as f
 
 with instrumented():
     from wheeldoc.core.errors import InputError
+    from wheeldoc.environment.machine import read_library_path
     from wheeldoc.environment.reader import inspect_environment
+    from wheeldoc.image import reader as image_reader
     from wheeldoc.image.reader import find_python_environments, open_image
     from wheeldoc.image.blobs import Limits
 
-LIMITS = Limits(max_layers=8, max_members=4000, max_total_bytes=32 << 20, ratio_floor=1 << 20,
-                max_path_depth=24, max_path_length=512, max_json_bytes=1 << 20, max_symlink_hops=8)
+# Small limits, so that inputs of a few kilobytes reach every member bound: the archive's own (48),
+# one layer's (24), the image's (40), and the one its layers pay for (32 members, then one per
+# 1,024 bytes of uncompressed tar or 16 compressed).
+LIMITS = Limits(max_layers=8, max_members=40, max_layer_members=24, max_archive_members=48,
+                max_total_bytes=32 << 20, ratio_floor=1 << 20, max_path_depth=24, max_path_length=512,
+                max_json_bytes=1 << 20, max_symlink_hops=8)
+image_reader.MEMBERS_FLOOR = 32
 _DIR = Path(tempfile.mkdtemp(prefix="wheeldoc-fuzz-image-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None))
 ARCHIVE = _DIR / "image.tar"
 NAMES = ["usr/lib/python3.12/site-packages/torch/version.py", "usr/lib/python3.12/site-packages",
@@ -66,7 +73,9 @@ def seeds() -> list[bytes]:
                             style=style, outer=outer)
         out.append(b"\x00" + ARCHIVE.read_bytes())
     out.append(b"\x02" + bytes(range(256)))
-    return out
+    import _hostile_seeds
+
+    return out + _hostile_seeds.image()  # the shapes tests/hostile/ proves bounded
 
 
 def fix_checksums(raw: bytes) -> bytes:
@@ -120,8 +129,8 @@ def _inside(path: str) -> bool:
 
 
 def _use(image) -> None:
-    image.env
     files = image.files
+    read_library_path(image.env, fs=files, ldconfig=False)  # LD_LIBRARY_PATH and /etc/ld.so.cache, as `image` reads them
     seen = 0
     for path, entry in files.walk():
         if not _inside(path):

@@ -34,7 +34,9 @@ PROC = [b"NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19
 
 
 def seeds() -> list[bytes]:
-    out = [b"\x02" + p for p in PROC]
+    import _hostile_seeds
+
+    out = [b"\x02" + p for p in PROC] + _hostile_seeds.machine()  # the shapes tests/hostile/ proves bounded
     ldconfig = shutil.which("ldconfig") or "/sbin/ldconfig"
     if not os.path.exists(ldconfig):
         return out

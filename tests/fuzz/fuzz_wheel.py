@@ -38,7 +38,10 @@ MODES = [0, 0o100644, 0o120777, 0o040755, 0o020644, 0o010644, 0o140644]
 
 
 def seeds() -> list[bytes]:
-    return read_seed_files(["fixtures/abi/wheels/*.whl", "fixtures/abi/hostile/*.whl"], max_size=32 << 10)
+    import _hostile_seeds
+
+    return (read_seed_files(["fixtures/abi/wheels/*.whl", "fixtures/abi/hostile/*.whl"], max_size=32 << 10)
+            + _hostile_seeds.wheel())  # the shapes tests/hostile/ proves bounded
 
 
 def structured(data: bytes) -> bytes:

@@ -9,6 +9,7 @@ import io
 import os
 import struct
 import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tests import imagefactory as im
@@ -203,3 +204,98 @@ def doubling_dockerfile(kind: str = "ENV", n: int = 30) -> str:
     lines.append(f"RUN echo ${{A{n}}} && uv pip install --system torch")
     lines.append(f"WORKDIR /${{A{n}}}")
     return "\n".join(lines) + "\n"
+
+
+# -- tar archives of many members, written header by header ------------------------------------------
+
+def _ustar(name: str, size: int = 0, mtime: int = 0) -> bytes:
+    import tarfile
+
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime = size, mtime
+    return info.tobuf(format=tarfile.USTAR_FORMAT)
+
+
+def tar_members(n: int, *, pad: int = 0, prefix: str = "m/", chunk: int = 4096, end: bool = True) -> Iterator[bytes]:
+    """A tar archive of `n` members named `<prefix><7 digits>`, each holding `pad` zero bytes (0:
+    empty), then (`end`) the end-of-archive blocks, in pieces of `chunk` members: one header is built, then
+    only its name digits and checksum are patched (200,000 members in well under a second)."""
+    data = (pad + 511) // 512 * 512
+    hdr = bytearray(_ustar(f"{prefix}0000000", pad))
+    at = len(prefix.encode())
+    hdr[148:156] = b" " * 8
+    base = sum(hdr) - 7 * ord("0")
+    body = bytes(data)
+    out = bytearray()
+    for i in range(n):
+        digits = b"%07d" % i
+        hdr[at:at + 7] = digits
+        hdr[148:156] = b"%06o\0 " % (base + sum(digits))
+        out += hdr
+        out += body
+        if len(out) >= chunk * (512 + data):
+            yield bytes(out)
+            out.clear()
+    yield bytes(out) + bytes(1024 if end else 0)
+
+
+def tar_size(n: int, pad: int = 0) -> int:
+    return n * (512 + (pad + 511) // 512 * 512) + 1024
+
+
+def many_members_image(dest: Path, layers: list[int], *, pad: int = 0, archive_members: int = 0) -> Path:
+    """A classic `docker save` tarball (uncompressed `layer.tar`s, as `docker save` writes them) whose
+    layers hold `layers[i]` members of `pad` bytes each, streamed to `dest` (nothing held whole in
+    memory); `archive_members` empty members are added to the archive itself."""
+    import json
+
+    diff_ids, names = [], []
+    with open(dest, "wb") as fh:
+        def member(name: str, pieces: Iterable[bytes], size: int, h=None) -> None:
+            fh.write(_ustar(name, size, 1_700_000_000))
+            for piece in pieces:
+                fh.write(piece)
+                if h is not None:
+                    h.update(piece)
+            fh.write(bytes(-size % 512))
+
+        for i, n in enumerate(layers):
+            h = hashlib.sha256()
+            name = f"{i:064x}/layer.tar"
+            member(name, tar_members(n, pad=pad), tar_size(n, pad), h)
+            diff_ids.append(f"sha256:{h.hexdigest()}")
+            names.append(name)
+        for piece in tar_members(archive_members, prefix="junk/", end=False):
+            fh.write(piece)
+        cfg = json.dumps({**im.config(), "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+        cfg_name = f"{hashlib.sha256(cfg).hexdigest()}.json"
+        member(cfg_name, [cfg], len(cfg))
+        manifest = json.dumps([{"Config": cfg_name, "RepoTags": ["many:1"], "Layers": names}]).encode()
+        member("manifest.json", [manifest], len(manifest))
+        fh.write(bytes(1024))
+    return dest
+
+
+# -- a loader cache (/etc/ld.so.cache in an image) -------------------------------------------------
+
+def loader_cache(entries: int = 1 << 18, *, regions: int = 1, sliding: bool = False) -> bytes:
+    """A glibc loader cache (new format) whose `entries` all name strings inside `regions` runs of
+    4,095 'A's: one shared string each (`sliding=False`: 262,144 entries decoded one by one made
+    2 GB of names), or every offset inside the runs (`sliding=True`: up to 8 MB of distinct names
+    per 4 KB run)."""
+    run = 4095
+    table = 48 + entries * 24
+    header = struct.pack("<20sIIB3xI12x", b"glibc-ld.so.cache1.1", entries, regions * (run + 1), 2, 0)
+    starts = [table + r * (run + 1) for r in range(regions)]
+    if sliding:
+        rows = b"".join(struct.pack("<iIIIQ", 0x303, starts[i % regions] + (i // regions) % run,
+                                    starts[i % regions] + (i // regions + 1) % run, 0, 0) for i in range(entries))
+    else:
+        rows = struct.pack("<iIIIQ", 0x303, starts[0], starts[0], 0, 0) * entries
+    return header + rows + (b"A" * run + b"\0") * regions
+
+
+def image_with_file(dest: Path, path: str, data: bytes) -> Path:
+    """A `docker save` tarball (gzip layer inside an OCI-style archive) holding `data` at `path`."""
+    layer = im.layer([im.file_("usr/bin/true", b"", 0o755), im.file_(path, data)])
+    return im.write_oci_layout(dest, [layer], im.config(), compression="gzip")

@@ -111,3 +111,13 @@ def test_image_layer_of_200k_empty_members(tmp_path):
     oci = im.write_oci_layout(tmp_path / "oci", [buf.getvalue()], im.config(), compression="gzip")
     r = wheeldoc(tmp_path, "image", str(oci), *b.GPU).check(2)
     assert "more than 100,000 members" in r.err and "limit" in r.err
+
+
+@pytest.mark.parametrize("shape", ["shared-string", "sliding-offsets"])
+def test_image_loader_cache_whose_entries_share_names(tmp_path, shape):
+    """/etc/ld.so.cache in an image: 262,144 entries naming one 4 KB string (2 GB of names when each
+    was decoded anew), or 64 runs of 4 KB named at every offset (512 MB): each name is decoded once
+    per offset, within 4x the cache's size + 1 MiB."""
+    cache = b.loader_cache(regions=64, sliding=True) if shape == "sliding-offsets" else b.loader_cache()
+    img = b.image_with_file(tmp_path / "oci", "etc/ld.so.cache", cache)
+    wheeldoc(tmp_path, "image", str(img), *b.GPU).check(1)  # no Python inside: a WD002 says so

@@ -294,8 +294,18 @@ def test_decompression_bomb_is_stopped(tmp_path):
 def test_resource_limits(tmp_path):
     many = im.layer([im.file_(f"f{i}", b"") for i in range(50)])
     d = im.write_oci_layout(tmp_path / "many", [many], im.config([many]))
-    with pytest.raises(LimitExceeded, match="more than 20 members"):
+    with pytest.raises(LimitExceeded, match="more than 20 members in the image \\(limit max_members 20\\)"):
         open_image(d, limits=Limits(max_members=20))
+    with pytest.raises(LimitExceeded, match=r"more than 10 members in one layer \(limit max_layer_members 10\)"):
+        open_image(d, limits=Limits(max_layer_members=10))
+    two = im.write_docker_save(tmp_path / "two.tar", [many, many], im.config([many, many]))
+    with open_image(two, limits=Limits(max_layer_members=50)) as image:  # 50 a layer, 100 in all
+        assert [lay.members for lay in image.layers] == [50, 50]
+    with pytest.raises(LimitExceeded, match=r"more than 80 members in the image") as e:
+        open_image(two, limits=Limits(max_layer_members=50, max_members=80))
+    assert e.value.path.endswith("/layer.tar")  # the second layer, named
+    with pytest.raises(LimitExceeded, match=r"more than 3 members in the archive \(limit max_archive_members 3"):
+        open_image(two, limits=Limits(max_archive_members=3))
     deep = im.layer([im.file_("/".join(["d"] * 40) + "/f", b"")])
     with pytest.raises(LimitExceeded, match="40 folders deep|41 folders deep"):
         open_image(im.write_oci_layout(tmp_path / "deep", [deep], im.config([deep])),

@@ -32,7 +32,8 @@ from wheeldoc.environment.fs import HOST, FileSystem
 PROC_VERSION = "/proc/driver/nvidia/version"
 LD_SO_CACHE = "/etc/ld.so.cache"
 MAX_CACHE_BYTES = 64 * 1024 * 1024
-MAX_CACHE_ENTRIES = 1 << 20
+MAX_CACHE_ENTRIES = 1 << 18  # 262,144 (a desktop Linux lists about 500)
+STRING_FACTOR, STRING_FLOOR = 4, 1 << 20  # names decoded from a loader cache: 4x its size + 1 MiB
 MAX_PROC_BYTES = 64 * 1024
 LDCONFIG_TIMEOUT = 10.0
 
@@ -316,11 +317,31 @@ def parse_ld_so_cache(data: bytes, where: str = LD_SO_CACHE) -> list[CacheEntry]
     table = base + _NEW_HEADER.size
     if table + nlibs * _NEW_ENTRY.size > len(data):
         raise InputError(where, f"{nlibs} entries declared but the file ends at {len(data):#x}", offset=table)
+    # Entries may share strings (a crafted cache points a million of them at one 4 KB name, 8 GB
+    # when decoded one by one): a string is decoded once per offset, and the bytes decoded in all
+    # are bounded by the cache's own size (STRING_FACTOR x it + STRING_FLOOR).
+    strings: dict[int, str] = {}
+    flag_texts: dict[int, str] = {}
+    budget = [STRING_FACTOR * len(data) + STRING_FLOOR]
+
+    def text(offset: int) -> str:
+        got = strings.get(offset)
+        if got is None:
+            got = strings[offset] = _cstr(data, offset, where)
+            budget[0] -= len(got) + 1
+            if budget[0] < 0:
+                raise LimitExceeded(where, f"names read from the cache exceed {STRING_FACTOR}x its "
+                                           f"{len(data):,} bytes + {STRING_FLOOR:,} (entries that share "
+                                           "overlapping names?)", offset=offset)
+        return got
+
     out = []
     for i in range(nlibs):
         flags, key, value, _osv, hwcap = _NEW_ENTRY.unpack_from(data, table + i * _NEW_ENTRY.size)
-        out.append(CacheEntry(_cstr(data, base + key, where), _cstr(data, base + value, where),
-                              _flag_text(flags), hwcap))
+        flag = flag_texts.get(flags)
+        if flag is None:
+            flag = flag_texts[flags] = _flag_text(flags)
+        out.append(CacheEntry(text(base + key), text(base + value), flag, hwcap))
     return out
 
 

@@ -225,9 +225,9 @@ def query_interpreter(python: str, *, timeout: float | None = None) -> dict:
     This is the one place wheeldoc runs a program it was pointed at (`--python`), and the user
     named it. It runs in a session of its own, with no stdin, for at most `timeout` seconds
     (PYTHON_TIMEOUT, or WHEELDOC_PYTHON_TIMEOUT), and its output is read up to MAX_QUERY_OUTPUT
-    bytes; when it ends (or is stopped), every process left in its process group is killed, so
-    nothing it forked outlives the query (a child that starts a session of its own can escape;
-    that needs a container to prevent)."""
+    bytes; when it ends (or is stopped), every process left in its process group is killed, and
+    on Linux every other descendant too (one that called setsid() included: wheeldoc is a child
+    subreaper meanwhile, `reaper.Reaper`), so nothing it forked outlives the query."""
     import selectors
     import signal
     import time
@@ -245,55 +245,60 @@ def query_interpreter(python: str, *, timeout: float | None = None) -> dict:
         raise InputError(python, "no such interpreter") from None
     if not stat.S_ISREG(st.st_mode):
         raise InputError(python, f"not an interpreter: {kind(st.st_mode)}")
-    try:
-        proc = subprocess.Popen([python, "-I", "-S", "-c", _QUERY], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    except OSError as e:
-        raise InputError(python, f"cannot run interpreter: {e.strerror or e}") from None
-    chunks: dict = {proc.stdout: [], proc.stderr: []}
-    sizes = {proc.stdout: 0, proc.stderr: 0}
-    caps = {proc.stdout: MAX_QUERY_OUTPUT + 1, proc.stderr: 2000}
-    deadline = time.monotonic() + timeout
-    timed_out = too_long = False
-    try:
-        with selectors.DefaultSelector() as sel:
-            for f in chunks:
-                sel.register(f, selectors.EVENT_READ)
-            while sel.get_map() and not too_long:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                if proc.poll() is not None:  # it answered; what it forked may still hold the pipes
-                    try:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-                for key, _ in sel.select(min(left, 0.1)):
-                    piece = os.read(key.fd, 65536)
-                    if not piece:
-                        sel.unregister(key.fileobj)
-                        continue
-                    f = key.fileobj
-                    if sizes[f] < caps[f]:
-                        chunks[f].append(piece[: caps[f] - sizes[f]])
-                    sizes[f] += len(piece)
-                    if sizes[proc.stdout] > MAX_QUERY_OUTPUT:
-                        too_long = True  # enough: the answer is too long already
-                        break
-        if not timed_out and not too_long:
-            try:
-                proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
-    finally:
+    from wheeldoc.environment.reaper import Reaper
+
+    with Reaper() as reaper:  # orphans of the query come to us, not to init: see reaper.py
         try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the interpreter, if still there, and all it forked
-        except (ProcessLookupError, PermissionError):
-            pass
-        proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+            proc = subprocess.Popen([python, "-I", "-S", "-c", _QUERY], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        except OSError as e:
+            raise InputError(python, f"cannot run interpreter: {e.strerror or e}") from None
+        chunks: dict = {proc.stdout: [], proc.stderr: []}
+        sizes = {proc.stdout: 0, proc.stderr: 0}
+        caps = {proc.stdout: MAX_QUERY_OUTPUT + 1, proc.stderr: 2000}
+        deadline = time.monotonic() + timeout
+        timed_out = too_long = False
+        try:
+            with selectors.DefaultSelector() as sel:
+                for f in chunks:
+                    sel.register(f, selectors.EVENT_READ)
+                while sel.get_map() and not too_long:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        timed_out = True
+                        break
+                    if proc.poll() is not None:  # it answered; what it forked may still hold the pipes
+                        try:
+                            os.killpg(proc.pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+                        reaper.kill_rest()  # and what left the group (setsid), now re-parented to us
+                    for key, _ in sel.select(min(left, 0.1)):
+                        piece = os.read(key.fd, 65536)
+                        if not piece:
+                            sel.unregister(key.fileobj)
+                            continue
+                        f = key.fileobj
+                        if sizes[f] < caps[f]:
+                            chunks[f].append(piece[: caps[f] - sizes[f]])
+                        sizes[f] += len(piece)
+                        if sizes[proc.stdout] > MAX_QUERY_OUTPUT:
+                            too_long = True  # enough: the answer is too long already
+                            break
+            if not timed_out and not too_long:
+                try:
+                    proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the interpreter, if still there, and all it forked
+            except (ProcessLookupError, PermissionError):
+                pass
+            proc.wait()
+            reaper.kill_rest()  # after the wait: Popen reaps its own child
+            proc.stdout.close()
+            proc.stderr.close()
     if timed_out:
         raise InputError(python, f"interpreter did not answer within {timeout:g} s (killed)")
     data = b"".join(chunks[proc.stdout])

@@ -39,7 +39,9 @@ class Limits:
     """Resource bounds for reading an image. Every one names itself in its error message."""
 
     max_layers: int = 512
-    max_members: int = 2_000_000  # tar members over all layers
+    max_members: int = 1_000_000  # tar members over all layers (fewer when the layers are small: reader.py)
+    max_layer_members: int = 200_000  # tar members of one layer, however large it is
+    max_archive_members: int = 100_000  # members of a docker save / OCI archive itself (blobs, manifests)
     max_total_bytes: int = 256 << 30  # uncompressed bytes over all layers
     max_ratio: int = 200  # uncompressed / compressed bytes of one layer ...
     ratio_floor: int = 64 << 20  # ... checked once a layer has inflated past this
@@ -88,6 +90,10 @@ class Range:
             with contextlib.suppress(BufferError):
                 mm.close()
 
+    def headers(self) -> PreadBuffer:
+        """The range as a sliceable buffer read through `pread` (see `PreadBuffer`)."""
+        return PreadBuffer(self)
+
     def chunks(self) -> Iterator[bytes]:
         pos = 0
         while pos < self.size:
@@ -96,6 +102,36 @@ class Range:
                 return
             pos += len(data)
             yield data
+
+
+class PreadBuffer:
+    """A `Range` that slices like bytes, read through `pread` a window at a time: what the tar
+    header scan walks. A mapping would do, but every page of a mapping it touches counts as the
+    process's own memory until it is unmapped (a layer of 200,000 empty members is 100 MB of
+    headers); pages read through `pread` stay in the page cache, outside the process."""
+
+    WINDOW = 16 << 10
+
+    def __init__(self, r: Range) -> None:
+        self._r = r
+        self._at = 0
+        self._win = b""
+
+    def __len__(self) -> int:
+        return self._r.size
+
+    def __getitem__(self, s: slice) -> bytes:
+        if not isinstance(s, slice):
+            raise TypeError("PreadBuffer takes slices only")
+        start, stop, _ = s.indices(self._r.size)
+        if stop <= start:
+            return b""
+        if self._at <= start and stop <= self._at + len(self._win):
+            return self._win[start - self._at:stop - self._at]
+        if stop - start > self.WINDOW:
+            return self._r.pread(start, stop - start)
+        self._at, self._win = start, self._r.pread(start, self.WINDOW)
+        return self._win[:stop - start]
 
 
 # -- blob stores ---------------------------------------------------------------------------
@@ -173,11 +209,15 @@ class TarStore:
             self.files.append(whole.f)
         self.range = whole
         self.members: dict[str, tuple[str, int, int, str]] = {}  # name -> (type, offset, size, link)
-        with whole.map() as buf:
-            for m in iter_members(buf, path, max_members=limits.max_members):
+        try:
+            for m in iter_members(whole.headers(), path, max_members=limits.max_archive_members):
                 name = _clean(m.name)
                 if name:
                     self.members[name] = (m.type, m.offset, m.size, m.linkname)
+        except LimitExceeded as e:
+            raise LimitExceeded(path, f"{e.message} in the archive (limit max_archive_members "
+                                      f"{limits.max_archive_members:,}: an image archive holds its blobs, "
+                                      "manifests and configs)", offset=e.offset) from None
 
     def where(self, name: str) -> str:
         return f"{self.path}!{name}"

@@ -53,8 +53,15 @@ _ARCH = {"x86_64": "amd64", "aarch64": "arm64", "arm64": "arm64", "amd64": "amd6
 _SITE = re.compile(r"^(?P<prefix>.*?)/lib(?:64)?/python(?P<ver>\d+\.\d+)t?/(?:site|dist)-packages$")
 MAX_GLOB_RESULTS = 100_000
 
-MEMBERS_FLOOR = 100_000  # tar members a layer may always hold
-MEMBER_BYTES = 16  # beyond that, one member per this many compressed bytes
+# Members cost memory (about 400 bytes each, listed and in the tree) however small the layer
+# holding them: an image may always hold MEMBERS_FLOOR of them; beyond that, its layers read so
+# far must bring one per MEMBER_BYTES compressed bytes (gzip / zstd layers) or one per
+# MEMBER_TAR_BYTES bytes of uncompressed tar (a `docker save` layer.tar: the 512-byte header alone
+# is half of that; installed wheels measure 4.6 KB to 141 KB of tar a member). On top of that,
+# fixed caps: Limits.max_layer_members for one layer, Limits.max_members for the image.
+MEMBERS_FLOOR = 100_000
+MEMBER_BYTES = 16
+MEMBER_TAR_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -307,25 +314,16 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
         tree = Tree(limits)
         infos: list[LayerInfo] = []
         history = [h.created_by for h in config.history if not h.empty_layer]
+        weight = 0  # members the layers read so far pay for (MEMBER_BYTES, MEMBER_TAR_BYTES)
         for i, (name, digest, media_type) in enumerate(layer_refs):
             where = store.where(name)
             diff_id = config.diff_ids[i] if i < len(config.diff_ids) else None
             data = open_layer(store.open(name), where, limits, counter, digest=digest, diff_id=diff_id,
                               verify=verify)
             layers.append(data)
-            # Members cost memory (~1 KB each in the tree) however well they compress: a layer may
-            # hold MEMBERS_FLOOR of them, or one per MEMBER_BYTES compressed bytes when larger.
-            per_layer = max(MEMBERS_FLOOR, data.compressed_size // MEMBER_BYTES)
-            allowed = min(limits.max_members - counter.members, per_layer)
-            with data.range.map() as buf:
-                try:
-                    members = list(iter_members(buf, where, max_members=allowed))
-                except LimitExceeded as e:
-                    if allowed == per_layer:
-                        raise LimitExceeded(where, f"{e.message} in {data.compressed_size:,} compressed bytes "
-                                            f"(limit: {MEMBERS_FLOOR:,} per layer, or one per {MEMBER_BYTES} "
-                                            "compressed bytes)", offset=e.offset) from None
-                    raise
+            weight += (data.compressed_size // MEMBER_BYTES if data.compression != "none"
+                       else data.size // MEMBER_TAR_BYTES)
+            members = _layer_members(data, where, limits, counter.members, weight)
             counter.members += len(members)
             tree.apply_layer(i, members, where)
             infos.append(LayerInfo(i, digest, diff_id, media_type, data.compression, data.compressed_size,
@@ -336,6 +334,29 @@ def open_image(path: str | os.PathLike[str], *, ref: str | None = None, platform
         for c in closers:
             c()
         raise
+
+
+def _layer_members(data: LayerData, where: str, limits: Limits, before: int, weight: int) -> list:
+    """The tar members of one layer, `before` members having been read from the layers below
+    it, whose sizes (with this one's) pay for `weight` members. The headers are read through
+    `pread`, so a refused layer costs what the members listed so far cost, and no more."""
+    image_cap = min(limits.max_members, max(MEMBERS_FLOOR, weight))
+    allowed = max(0, min(limits.max_layer_members, image_cap - before))
+    try:
+        return list(iter_members(data.range.headers(), where, max_members=allowed))
+    except LimitExceeded as e:
+        if allowed == limits.max_layer_members:
+            why = (f"more than {allowed:,} members in one layer "
+                   f"(limit max_layer_members {limits.max_layer_members:,})")
+        elif image_cap == limits.max_members:
+            why = f"more than {image_cap:,} members in the image (limit max_members {limits.max_members:,})"
+        else:
+            size = (f"{data.compressed_size:,} compressed bytes" if data.compression != "none"
+                    else f"{data.size:,} bytes of uncompressed tar")
+            why = (f"more than {image_cap:,} members in {size}" + (" and the layers below" if before else "")
+                   + f" (limit: {MEMBERS_FLOOR:,} per image, or one per {MEMBER_BYTES} compressed "
+                     f"or {MEMBER_TAR_BYTES:,} uncompressed layer bytes when more)")
+        raise LimitExceeded(where, why, offset=e.offset) from None
 
 
 # -- manifests -----------------------------------------------------------------------------
