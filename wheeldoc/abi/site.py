@@ -50,6 +50,18 @@ class Entry:
         return self.source is None
 
 
+def _libraries(source: MemberSource) -> list:
+    """The source's members ld.so could load (kept on the source: range mode asks per release)."""
+    found = getattr(source, "_wheeldoc_libraries", None)
+    if found is None or found[0] is not source.members:
+        found = (source.members, [m for m in source.members if _LIBRARY_NAME.search(m.name)])
+        try:
+            source._wheeldoc_libraries = found  # type: ignore[attr-defined]
+        except AttributeError:
+            return found[1]
+    return found[1]
+
+
 def looks_like_library(name: str) -> bool:
     """A member name ld.so could load (`x.so`, `libz.so.1`, `libcrypto-….so.1.1.1k`)."""
     return bool(_LIBRARY_NAME.search(name))
@@ -98,9 +110,7 @@ class Site:
 
     def add_source(self, source: MemberSource, origin: str, package: str, prefix: str = "") -> list[Entry]:
         added = []
-        for m in source.members:
-            if not _LIBRARY_NAME.search(m.name):
-                continue
+        for m in _libraries(source):
             path = normalize(prefix + m.name)
             if path is None or path in self.files:
                 continue  # the first source to install a path wins (like an installer would)

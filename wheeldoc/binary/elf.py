@@ -177,6 +177,10 @@ class SymbolTable:
 
     def undefined(self) -> tuple[Symbol, ...]:
         """The references this object needs resolved elsewhere (weak ones included)."""
+        return self._undefined
+
+    @cached_property
+    def _undefined(self) -> tuple[Symbol, ...]:  # asked once per torch release in range mode
         return self._select(self._defined_mask().translate(_FLIP))
 
     def exported_names(self) -> frozenset[str]:

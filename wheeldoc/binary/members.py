@@ -247,6 +247,7 @@ class WheelArchive(MemberSource):
             self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
             self._all_infos = self._central_directory()
             self._infos: dict[str, zipfile.ZipInfo] = {}
+            self._stored: dict[str, str] = {}
             self.members, self.rejected = self._classify()
             self.dist_info = _find_dist_info(self.members, Path(self.path).name)
             self._apply_record()
@@ -460,6 +461,9 @@ class WheelArchive(MemberSource):
         what is learnt from its inflated bytes (the stored bytes decide them), hashed without
         inflating, about half the bytes of the member."""
         self._require(name)
+        known = self._stored.get(name)
+        if known is not None:
+            return known
         info = self._infos[name]
         start = self._data_start(info)
         h = hashlib.sha256()
@@ -468,7 +472,8 @@ class WheelArchive(MemberSource):
                 end = min(at + _DROP_EVERY, start + info.compress_size)
                 h.update(view[at: end])
                 self._drop(at, end)
-        return h.hexdigest()
+        self._stored[name] = h.hexdigest()  # the archive is mapped read-only: asked again, the same
+        return self._stored[name]
 
     def close(self) -> None:
         m = getattr(self, "_map", None)
