@@ -562,11 +562,14 @@ def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
     if not idle and not tried:
         return found
     out = []
+    warned: set[str] = set()  # one warning per group of alternatives; its other failures are notes
     for f in found:
         lib = f.data.get("library")
         reason = idle.get(lib) if isinstance(lib, str) else None
         if reason is None and isinstance(lib, str) and lib in tried and f.severity == Severity.ERROR:
-            out.append(Finding(f.rule, f.title, Severity.WARNING, f.location,
+            severity = Severity.INFO if tried[lib] in warned else Severity.WARNING
+            warned.add(tried[lib])
+            out.append(Finding(f.rule, f.title, severity, f.location,
                                f"{f.message} ({tried[lib]})", f.evidence, f.fix, {**f.data, "alternatives": tried[lib]}))
             continue
         if reason is None or f.severity == Severity.INFO:
