@@ -561,14 +561,22 @@ def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
     tried = none_of_the_alternatives(facts)
     if not idle and not tried:
         return found
+    # One warning per group of alternatives, the other failures are notes; the warning names a
+    # library the site does not ship (FFmpeg's, not the package's own core it loads first).
+    shipped = {e.name for e in facts.site.files.values()}
+    warn: dict[str, Finding] = {}
+    for f in found:
+        lib = f.data.get("library")
+        if isinstance(lib, str) and lib in tried and lib not in idle and f.severity == Severity.ERROR:
+            best = warn.get(tried[lib])
+            if best is None or (best.data.get("needed") in shipped and f.data.get("needed") not in shipped):
+                warn[tried[lib]] = f
     out = []
-    warned: set[str] = set()  # one warning per group of alternatives; its other failures are notes
     for f in found:
         lib = f.data.get("library")
         reason = idle.get(lib) if isinstance(lib, str) else None
         if reason is None and isinstance(lib, str) and lib in tried and f.severity == Severity.ERROR:
-            severity = Severity.INFO if tried[lib] in warned else Severity.WARNING
-            warned.add(tried[lib])
+            severity = Severity.WARNING if warn.get(tried[lib]) is f else Severity.INFO
             out.append(Finding(f.rule, f.title, severity, f.location,
                                f"{f.message} ({tried[lib]})", f.evidence, f.fix, {**f.data, "alternatives": tried[lib]}))
             continue
