@@ -17,7 +17,8 @@ Per release the table keeps only what WD403 needs:
             do not count dropped; [] when the release does not require torch; null: not known),
   "deps":   requirements on other packages of the table (lightning -> pytorch-lightning), same form.
 `torch_pins_sources.json` holds each row's provenance (wheel file name and sha256). The table also
-records when each torch series first reached PyPI (`torch_series`: X.Y -> upload date of its
+records the CPython versions of each torch release's linux wheels (`torch_pythons`), so an image
+holding a PyPI torch has a known set of possible Pythons, and when each torch series first reached PyPI (`torch_series`: X.Y -> upload date of its
 earliest X.Y.0 file, with file name and sha256), so a pre-release torch in a dated image (NGC
 YY.MM) can be bounded.
 
@@ -236,6 +237,24 @@ def torch_series() -> dict[str, dict]:
     return out
 
 
+def torch_pythons() -> dict[str, list[str]]:
+    """torch X.Y.Z -> the CPython versions its linux wheels on PyPI are built for ("3.9", …): an image
+    holding that torch from PyPI runs one of them."""
+    from packaging.utils import parse_wheel_filename
+
+    out: dict[str, set[str]] = {}
+    for f in page("torch").get("files", []):
+        if not f["filename"].endswith(".whl") or "linux" not in f["filename"] or (f.get("upload-time") or "") < SINCE:
+            continue
+        _, ver, _, tags = parse_wheel_filename(f["filename"])
+        if ver.is_prerelease or ver.local:
+            continue
+        for t in tags:
+            if t.interpreter.startswith("cp") and t.interpreter[2:].isdigit() and not t.interpreter.endswith("t"):
+                out.setdefault(str(ver), set()).add(f"3.{t.interpreter[3:]}")
+    return {v: sorted(p, key=lambda x: int(x.split(".")[1])) for v, p in out.items()}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=16)
@@ -248,7 +267,8 @@ def main() -> None:
                          "packages of the table; from the wheel METADATA on PyPI; provenance in "
                          "torch_pins_sources.json; rebuilt by scripts/make_torch_pins.py",
              "packages": old.get("packages", {}) if old.get("schema") == 2 else {},
-             "torch_series": {k: v["date"] for k, v in torch_series().items()}}
+             "torch_series": {k: v["date"] for k, v in torch_series().items()},
+             "torch_pythons": torch_pythons()}
     sources = {"schema": 2, "source": f"{INDEX} (PEP 691 JSON; METADATA read by HTTP range requests)",
                "packages": old_src.get("packages", {}) if old_src.get("schema") == 2 else {},
                "torch_series": {k: v["file"] for k, v in torch_series().items()}}

@@ -65,6 +65,11 @@ def torch_pins() -> dict:
     return _pins_file()["packages"]
 
 
+def torch_pythons() -> dict[str, list[str]]:
+    """torch "X.Y.Z" -> the CPython versions ("3.9", …) its linux wheels on PyPI are built for."""
+    return _pins_file()["torch_pythons"]
+
+
 def torch_series_dates() -> dict[str, str]:
     """torch series "X.Y" -> the date its first X.Y.0 file reached PyPI ("2023-03-15")."""
     return _pins_file()["torch_series"]

@@ -22,8 +22,9 @@ class Candidate:
 
     python: str | None  # the Python it was picked for (None: the release was named exactly)
     release: str
-    torch: tuple[tuple[str, str | None, bool], ...] | None  # (from, specifier or None: not known, picked
-    # newest) per source; None: the release is not in the table
+    torch: tuple[tuple[str, str | None, bool | str], ...] | None  # (from, specifier or None: not known, picked
+    # newest: True / exact: False / "conditional": under a marker not decided here) per source; None: the
+    # release is not in the table
 
 
 def _versions(rel: dict) -> list:
@@ -77,10 +78,11 @@ def newest(package: str, within: str | None, python: str) -> str | None:
     return None
 
 
-def pythons(package: str, python: str | None) -> tuple[str, ...]:
+def pythons(package: str, python) -> tuple[str, ...]:
+    """The Pythons to pick a release for: the one known, the few possible, else every one."""
     from wheeldoc.data.base_images import PYTHONS
 
-    return (python,) if python else PYTHONS
+    return (python,) if isinstance(python, str) else tuple(python) if python else PYTHONS
 
 
 def torch_of(package: str, version: str, python: str | None, machine: str | None,
@@ -108,13 +110,12 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
             out.append((src, None, True))  # several lines for one package: not modelled
             continue
         spec, _, marker = line.partition(";")
+        conditional = False
         if marker.strip():
             hold = _marker_holds(marker.strip(), python, machine)
-            if hold is None:
-                out.append((src, None, True))  # applies or not, depending on what is not known
+            if hold is False:
                 continue
-            if not hold:
-                continue
+            conditional = hold is None  # applies or not, depending on what is not known
         spec = spec.strip()
         if dep in kept:
             continue  # already installed: pip/uv keep it while it satisfies the requirement
@@ -127,8 +128,9 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
             out.append((src, None, True))
             continue
         exact_dep = spec.startswith("==") and "," not in spec and "*" not in spec
-        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s,
-                    not exact_dep) for _, s, _ in sub)
+        how = "conditional" if conditional else (not exact_dep)
+        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s, how)
+                   for _, s, _ in sub)
     return tuple(out)
     for dep, line in sorted((rel.get("deps") or {}).items()):
         if dep not in pins:
@@ -156,8 +158,9 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
         if sub is None:
             return None
         exact_dep = spec.startswith("==") and "," not in spec and "*" not in spec
-        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s,
-                    not exact_dep) for _, s, _ in sub)
+        how = "conditional" if conditional else (not exact_dep)
+        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s, how)
+                   for _, s, _ in sub)
     return tuple(out)
 
 
@@ -174,10 +177,10 @@ def candidates(package: str, version: str | None, within: str | None, python: st
         rel = version.lstrip("v")
         if rel not in torch_pins()[package]["releases"]:
             return None
-        if python is None:
+        if not isinstance(python, str):
             # the release is fixed; its dependencies' picks depend on the Python: one candidate per Python
             req = torch_pins()[package]["releases"][rel].get("python") or ""
-            pys = [p for p in pythons(package, None) if _python_ok(req, p)] or [None]
+            pys = [p for p in pythons(package, python) if _python_ok(req, p)] or [None]
             if not torch_pins()[package]["releases"][rel].get("deps"):
                 pys = [None]
         else:
@@ -217,6 +220,36 @@ def image_python(facts, step) -> str | None:
     v = facts.var(step, "PYTHON_VERSION")
     m = re.fullmatch(r"(\d)\.(\d{1,2})(?:\.\d+)?", (v.value or "") if v is not None else "")
     return f"{m[1]}.{m[2]}" if m else None
+
+
+def image_pythons(facts, step, state):
+    """The Python of the image: one (`image_python`), else the few a torch already there allows (the
+    cpXY tag of the torch wheel an earlier line installed; the CPython versions of the PyPI torch
+    release's linux wheels, wheeldoc/data/torch_pins.json), else None (every Python)."""
+    import posixpath
+    import re
+
+    from wheeldoc.data.base_images import torch_pythons
+
+    one = image_python(facts, step)
+    if one:
+        return one
+    if state is None or not state.present:
+        return None
+    m = re.match(r"installed on line (\d+)", state.where or "")
+    if m:
+        for s in facts.steps[: step.index]:
+            if s.line != int(m[1]) or s.install is None:
+                continue
+            for spec in s.install.packages:
+                t = re.match(r"torch-[^-]+-(?:\d[^-]*-)?cp(\d)(\d{1,2})-", posixpath.basename(spec))
+                if t:
+                    return f"{t[1]}.{t[2]}"
+    if state.version:
+        got = torch_pythons().get(state.version.split("+", 1)[0])
+        if got:
+            return tuple(got)
+    return None
 
 
 def admits(spec: str, state, picked: bool) -> bool | None:
@@ -274,7 +307,10 @@ def verdict(cands, state) -> bool | None:
         if c.torch is None:
             got.append(None)
             continue
-        vs = [None if spec is None else admits(spec, state, picked) for _, spec, picked in c.torch]
+        vs = []
+        for _, spec, picked in c.torch:
+            v = None if spec is None else admits(spec, state, picked is True)
+            vs.append(None if picked == "conditional" and v is False else v)  # a marker not decided here
         got.append(False if False in vs else None if None in vs else True)
     if got and all(v is False for v in got):
         return False
@@ -283,7 +319,7 @@ def verdict(cands, state) -> bool | None:
     return None
 
 
-def admitted_by_none(package: str, state, python: str | None, machine: str | None) -> bool:
+def admitted_by_none(package: str, state, python, machine: str | None) -> bool:
     """True when no release of `package` in the table (its own torch requirement) admits the torch
     in the image, and every release's requirement is known."""
     from wheeldoc.data.base_images import release_torch, torch_pins
@@ -291,10 +327,11 @@ def admitted_by_none(package: str, state, python: str | None, machine: str | Non
     rels = torch_pins()[package]["releases"]
     if not rels:
         return False
+    pys = pythons(package, python)
     for v, rel in rels.items():
-        if python and not _python_ok(rel.get("python") or "", python):
+        if not any(_python_ok(rel.get("python") or "", p) for p in pys):
             continue
-        spec = release_torch(rel, python, machine)
+        spec = release_torch(rel, python if isinstance(python, str) else None, machine)
         if spec is None or admits(spec, state, False) is not False:
             return False
     return True

@@ -457,7 +457,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
                 sure = False  # it may already be there (the base's packages, or earlier installs' dependencies)
     from wheeldoc.dockerfile import dependents
 
-    python = dependents.image_python(facts, step)
+    python = dependents.image_pythons(facts, step, state)
     machine = facts.platform(step.stage)
     if not sure and state is not None and state.where.startswith("installed on line") \
             and dependents.admitted_by_none(name, state, python, machine):
@@ -484,7 +484,8 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
                 newest = (best, got) if got is not None else None
     elif cands and cands[0].torch is not None and cands[0].torch[0][1] is not None:
         spec_t = cands[0].torch[0][1]
-    return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands, python=python)
+    return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
+                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python))
 
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
