@@ -13,8 +13,10 @@ read (that would mean running it).
 
 Per release the table keeps only what WD403 needs:
   "python": its Requires-Python ("" when none),
-  "torch":  its `Requires-Dist: torch…` lines as "specifier" or "specifier; marker" (extras that
-            do not count dropped; [] when the release does not require torch; null: not known),
+  "torch":  its `Requires-Dist: torch…` lines as "specifier" or "specifier;@N" where N encodes the
+            marker, evaluated here for linux on each machine x Python of `marker_axes` (bit set where
+            it holds; extras that do not count dropped; [] when the release does not require torch;
+            null: not known),
   "deps":   requirements on other packages of the table (lightning -> pytorch-lightning), same form.
 `torch_pins_sources.json` holds each row's provenance (wheel file name and sha256). The table also
 records the CPython versions of each torch release's linux wheels (`torch_pythons`), so an image
@@ -151,6 +153,27 @@ def releases(pkg: str) -> dict[str, dict]:
     return out
 
 
+MARKER_PYTHONS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+MARKER_MACHINES = ("x86_64", "aarch64")
+
+
+def encode_marker(marker: str) -> int:
+    """A marker evaluated here for linux, each machine and Python of MARKER_MACHINES x MARKER_PYTHONS:
+    bit (m * len(MARKER_PYTHONS) + p) set where it holds. wheeldoc then needs no marker parser."""
+    from packaging.markers import Marker
+
+    m, bits = Marker(marker), 0
+    for i, mach in enumerate(MARKER_MACHINES):
+        for j, py in enumerate(MARKER_PYTHONS):
+            env = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "extra": "",
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                   "python_version": py, "python_full_version": py + ".0", "platform_machine": mach,
+                   "platform_release": "", "platform_version": ""}
+            if m.evaluate(env):
+                bits |= 1 << (i * len(MARKER_PYTHONS) + j)
+    return bits
+
+
 def split(meta_text: str, extras: tuple[str, ...], names: set[str]) -> tuple[list[str] | None, dict[str, str]]:
     """(torch requirement lines, requirements on other table packages) from a METADATA text, markers
     kept except `extra == …` (dropped with the line when the extra does not count). A torch line that
@@ -184,7 +207,7 @@ def split(meta_text: str, extras: tuple[str, ...], names: set[str]) -> tuple[lis
             marker = ""  # the counted extra's own lines; other markers on them are rare and kept below
             if req.marker and any(k in str(req.marker) for k in ("python_version", "sys_platform", "platform_")):
                 marker = str(req.marker)
-        text = str(req.specifier) + (f"; {marker}" if marker else "")
+        text = str(req.specifier) + (f";@{encode_marker(marker)}" if marker else "")
         if name == "torch":
             if torch is not None:
                 torch.append(text)
@@ -259,7 +282,22 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--packages", nargs="*", default=list(PACKAGES), help="rebuild only these (others kept)")
+    ap.add_argument("--recode", action="store_true", help="only re-encode markers still written as text (no network)")
     a = ap.parse_args()
+    if a.recode:
+        data = json.loads(OUT.read_text())
+        for body in data["packages"].values():
+            for row in body["releases"].values():
+                def enc(line: str) -> str:
+                    spec, _, marker = line.partition(";")
+                    marker = marker.strip()
+                    return line if not marker or marker.startswith("@") else f"{spec.strip()};@{encode_marker(marker)}"
+                if row["torch"] is not None:
+                    row["torch"] = [enc(x) for x in row["torch"]]
+                row["deps"] = {k: " | ".join(enc(x) for x in v.split(" | ")) for k, v in row["deps"].items()}
+        data["marker_axes"] = {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}
+        OUT.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        return
     old = json.loads(OUT.read_text()) if OUT.exists() else {}
     old_src = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
     table = {"schema": 2,
@@ -268,7 +306,8 @@ def main() -> None:
                          "torch_pins_sources.json; rebuilt by scripts/make_torch_pins.py",
              "packages": old.get("packages", {}) if old.get("schema") == 2 else {},
              "torch_series": {k: v["date"] for k, v in torch_series().items()},
-             "torch_pythons": torch_pythons()}
+             "torch_pythons": torch_pythons(),
+             "marker_axes": {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}}
     sources = {"schema": 2, "source": f"{INDEX} (PEP 691 JSON; METADATA read by HTTP range requests)",
                "packages": old_src.get("packages", {}) if old_src.get("schema") == 2 else {},
                "torch_series": {k: v["file"] for k, v in torch_series().items()}}

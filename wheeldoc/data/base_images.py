@@ -75,10 +75,6 @@ def torch_series_dates() -> dict[str, str]:
     return _pins_file()["torch_series"]
 
 
-LINUX = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "implementation_name": "cpython",
-         "platform_python_implementation": "CPython", "extra": ""}
-
-
 def release_torch(rel: dict, python: str | None = None, machine: str | None = None) -> str | None:
     """The torch specifier one release row asks for on linux ("" none; None not known): its
     `Requires-Dist: torch` lines whose markers hold for `python` ("3.10") and `machine`
@@ -105,17 +101,20 @@ PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 
 def _marker_holds(marker: str, python: str | None, machine: str | None) -> bool | None:
-    from packaging.markers import InvalidMarker, Marker
-
-    try:
-        m = Marker(marker)
-    except InvalidMarker:
+    """A marker the table stores as "@N" (evaluated by scripts/make_torch_pins.py for linux on each
+    machine x Python of `marker_axes`): does it hold for `python` and `machine`? None when the
+    answer depends on what is not known (or the Python is outside the axes)."""
+    axes = _pins_file().get("marker_axes") or {}
+    machines, pys = axes.get("machines") or [], axes.get("pythons") or []
+    if not marker.startswith("@") or not marker[1:].isdigit():
         return None
+    bits = int(marker[1:])
     got = set()
     for py in (python,) if python else PYTHONS:
-        for mach in (machine,) if machine else ("x86_64", "aarch64"):
-            got.add(m.evaluate({**LINUX, "python_version": py, "python_full_version": py + ".0",
-                                "platform_machine": mach, "platform_release": "", "platform_version": ""}))
+        for mach in (machine,) if machine else tuple(machines):
+            if py not in pys or mach not in machines:
+                return None
+            got.add(bool(bits >> (machines.index(mach) * len(pys) + pys.index(py)) & 1))
     return got.pop() if len(got) == 1 else None
 
 
