@@ -466,11 +466,25 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
     an uninstall removes it). The new requirement comes from the torch-pin table built from the
     packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json`: vllm 0.9.1 requires
-    torch==2.7.0; sglang's `srt` extra; xformers), for a version given on the command line, in a
-    wheel's file name, or, with no version, the newest release (pip and uv pick it and change torch
-    to fit). When the requirement does not admit the torch that is there and nothing holds torch
+    torch==2.7.0; sglang's `srt` extra; xformers; torchvision, torchaudio; sentence-transformers,
+    lightning, pytorch-lightning, accelerate, peft, timm, bitsandbytes, torchmetrics, ultralytics,
+    diffusers, open-clip-torch, kornia, torch-geometric; deepspeed publishes no wheel, so its
+    requirement stays unknown), for a version given on the command line, in a wheel's file name,
+    or, with no version, the release pip and uv pick: the newest whose Requires-Python admits the
+    image's Python (from the interpreter that runs the install, uv `--python`, a `python:X.Y` tag,
+    the cpXY tag of a torch wheel installed earlier, or the Pythons the PyPI torch release has
+    wheels for; when none says, every Python counts, and it is an error only when the pick for
+    every Python fails). One level of dependency is followed (lightning -> pytorch-lightning ->
+    torch). A pre-release NGC torch is bounded by the image's date (at most two series past the
+    newest torch on PyPI then). When the requirement does not admit the torch that is there and nothing holds torch
     (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
-    command), it is an error; when either side is not known, an info saying so.
+    command), it is an error; when either side is not known, an info saying so; when a later
+    install in the stage names an exact torch on purpose, an info. An exact torch pin (command
+    line or requirements file) over a torch the base image ships is a deliberate choice, but it
+    swaps out the image's build under the packages the image built against it: a warning, unless
+    the same install also replaces torchvision/torchaudio. An unpinned torchvision/torchaudio over
+    a torch an earlier line installed, which no release of it admits (a local `2.2.0a0+git…`
+    build), is an error even where the companion may already be there.
 
     The requirements also come from the build context (the Dockerfile's folder, or `check
     --context DIR`): the requirements files an install names (`-r`, with their includes), and the
