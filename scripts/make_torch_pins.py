@@ -1,19 +1,31 @@
-"""Rebuild wheeldoc/data/torch_pins.json: which torch each release of the packages that pin
-torch requires, read from the packages' own metadata on PyPI (the wheel's METADATA
-`Requires-Dist`, fetched through pip's metadata-only path: `pip install --dry-run --report`,
-PEP 658), never from their names or release notes. torchvision and torchaudio (many releases)
-are read straight from the simple index (PEP 691 JSON) and each release's PEP 658 `.metadata`
-file of its linux x86-64 wheel when the index serves one, else the wheel's `*.dist-info/METADATA`
-member read with HTTP range requests (the zip directory at the end, then that one member): a few
-kB each, no wheel downloaded.
+"""Rebuild wheeldoc/data/torch_pins.json (and its provenance, torch_pins_sources.json): which torch
+each release of the common torch-dependent packages requires, and which Python it supports, read
+from the packages' own metadata on PyPI, never from their names or release notes.
 
-    uv run python scripts/make_torch_pins.py            # every release of each package
-    uv run python scripts/make_torch_pins.py --jobs 8
-    uv run python scripts/make_torch_pins.py --packages torchvision torchaudio
+For each package the PEP 691 JSON page of the simple index lists every file with its sha256,
+`requires-python` and upload time. Per final, non-yanked release uploaded since torch 1.7 (2020-10),
+one wheel is read (a pure-Python wheel, else the linux x86-64 wheel with the newest CPython tag):
+its PEP 658 `.metadata` file when the index serves one, else the wheel's `*.dist-info/METADATA`
+member through HTTP range requests (the zip directory at the end, then that one member): a few kB,
+no wheel downloaded. A release with no wheel (sdist only: deepspeed) is listed with its
+Requires-Python and an unknown torch requirement (`"torch": null`): what its setup.py asks is not
+read (that would mean running it).
 
-The Dockerfile rules (WD403) use it to say whether `pip install vllm==0.9.1` admits the torch an
-image already has (vllm 0.9.1: torch==2.7.0), and which packages pin an exact torch in every
-release listed (`exact_in_every_release`).
+Per release the table keeps only what WD403 needs:
+  "python": its Requires-Python ("" when none),
+  "torch":  its `Requires-Dist: torch…` lines as "specifier" or "specifier;@N" where N encodes the
+            marker, evaluated here for linux on each machine x Python of `marker_axes` (bit set where
+            it holds; extras that do not count dropped; [] when the release does not require torch;
+            null: not known),
+  "deps":   requirements on other packages of the table (lightning -> pytorch-lightning), same form.
+`torch_pins_sources.json` holds each row's provenance (wheel file name and sha256). The table also
+records the CPython versions of each torch release's linux wheels (`torch_pythons`), so an image
+holding a PyPI torch has a known set of possible Pythons, and when each torch series first reached PyPI (`torch_series`: X.Y -> upload date of its
+earliest X.Y.0 file, with file name and sha256), so a pre-release torch in a dated image (NGC
+YY.MM) can be bounded.
+
+    uv run python scripts/make_torch_pins.py                      # every package
+    uv run python scripts/make_torch_pins.py --packages lightning pytorch-lightning --jobs 16
 """
 
 from __future__ import annotations
@@ -21,37 +33,33 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import re
-import subprocess
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "wheeldoc" / "data" / "torch_pins.json"
+DATA = Path(__file__).resolve().parents[1] / "wheeldoc" / "data"
+OUT, SOURCES = DATA / "torch_pins.json", DATA / "torch_pins_sources.json"
 INDEX = "https://pypi.org/simple"
+SINCE = "2020-10-01"  # torch 1.7 (2020-10-27) on: older releases predate the images judged
 PACKAGES = {  # package -> extras whose requirements count (sglang's torch pin is in `srt`)
-    "vllm": (),
-    "sglang": ("srt",),
-    "xformers": (),
-    "torchvision": (),
-    "torchaudio": (),
+    "vllm": (), "sglang": ("srt",), "xformers": (), "torchvision": (), "torchaudio": (),
+    "sentence-transformers": (), "lightning": (), "pytorch-lightning": (), "accelerate": (), "peft": (),
+    "timm": (), "bitsandbytes": (), "deepspeed": (), "torchmetrics": (), "ultralytics": (), "diffusers": (),
+    "open-clip-torch": (), "einops": (), "kornia": (), "torch-geometric": (), "transformers": (),
 }
-SINCE = {"vllm": "0.2.0", "sglang": "0.3.0", "xformers": "0.0.20",  # older releases predate these images
-         "torchvision": "0.8.0", "torchaudio": "0.7.0"}  # torch 1.7 (2020) on
-VIA_SIMPLE = frozenset({"torchvision", "torchaudio"})  # read through PEP 658 .metadata files
 
 
 class _RangeFile(io.RawIOBase):
     """A remote file read with HTTP range requests, enough for zipfile to read one member."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, size: int | None) -> None:
         import urllib.request
 
         self.url, self.pos = url, 0
-        req = urllib.request.Request(url, method="HEAD")
-        with urllib.request.urlopen(req, timeout=60) as r:
-            self.size = int(r.headers["Content-Length"])
+        if size is None:
+            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
+                size = int(r.headers["Content-Length"])
+        self.size = size
 
     def seekable(self) -> bool:
         return True
@@ -66,6 +74,11 @@ class _RangeFile(io.RawIOBase):
         self.pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
         return self.pos
 
+    def readinto(self, buf) -> int:
+        data = self.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
     def read(self, n: int = -1) -> bytes:
         import urllib.request
 
@@ -73,138 +86,242 @@ class _RangeFile(io.RawIOBase):
         if end <= self.pos:
             return b""
         req = urllib.request.Request(self.url, headers={"Range": f"bytes={self.pos}-{end - 1}"})
-        with urllib.request.urlopen(req, timeout=60) as r:
-            data = r.read()
+        for attempt in range(4):
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    data = r.read()
+                break
+            except OSError:
+                if attempt == 3:
+                    raise
         self.pos += len(data)
         return data
 
 
-def range_metadata(url: str) -> str:
+def range_metadata(url: str, size: int | None = None) -> str:
     """The METADATA member of a remote wheel, read through range requests."""
     import zipfile
 
-    with zipfile.ZipFile(_RangeFile(url)) as z:
+    with zipfile.ZipFile(io.BufferedReader(_RangeFile(url, size), buffer_size=64 * 1024)) as z:
         name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
         return z.read(name).decode("utf-8", "replace")
 
 
-def simple_metadata(pkg: str, jobs: int) -> dict[str, dict]:
-    """version -> {"metadata": {"requires_dist": [...]}, "url": wheel URL}, one linux x86-64
-    wheel per release (the newest CPython tag), from the PEP 691 JSON page and PEP 658 files."""
+def page(pkg: str) -> dict:
     import urllib.request
-    from email.parser import Parser
-
-    from packaging.utils import parse_wheel_filename
-    from packaging.version import Version
 
     req = urllib.request.Request(f"{INDEX}/{pkg}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     with urllib.request.urlopen(req, timeout=60) as r:
-        page = json.load(r)
-    best: dict[str, tuple[tuple, dict]] = {}
-    for f in page.get("files", []):
+        return json.load(r)
+
+
+def releases(pkg: str) -> dict[str, dict]:
+    """version -> {"python": Requires-Python, "wheel": the file to read or None (sdist only)}."""
+    from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
+    from packaging.version import InvalidVersion
+
+    out: dict[str, dict] = {}
+    for f in page(pkg).get("files", []):
         name = f["filename"]
-        if not name.endswith(".whl"):
+        if f.get("yanked") or (f.get("upload-time") or "") < SINCE:
             continue
-        if "x86_64" not in name or "linux" not in name or f.get("yanked"):
+        try:
+            if name.endswith(".whl"):
+                _, ver, _, tags = parse_wheel_filename(name)
+            elif name.endswith((".tar.gz", ".zip")):
+                ver, tags = parse_sdist_filename(name)[1], None
+            else:
+                continue
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
             continue
-        _, ver, _, tags = parse_wheel_filename(name)
-        if ver.is_prerelease or ver.local or ver < Version(SINCE.get(pkg, "0")):
+        if ver.is_prerelease or ver.is_devrelease or ver.local:
             continue
-        py = max((int(t.interpreter[2:]) for t in tags if t.interpreter.startswith("cp") and t.interpreter[2:].isdigit()),
-                 default=0)
-        key = (py, name)
-        if str(ver) not in best or key > best[str(ver)][0]:
-            best[str(ver)] = (key, f)
+        row = out.setdefault(str(ver), {"python": f.get("requires-python") or "", "wheel": None, "key": None})
+        if tags is None:
+            continue
+        plats = {t.platform for t in tags}
+        if "any" in plats:
+            key = (2, 0, name)
+        elif any("linux" in p and "x86_64" in p for p in plats):
+            py = max((int(t.interpreter[2:]) for t in tags if t.interpreter.startswith("cp")
+                      and t.interpreter[2:].isdigit()), default=0)
+            key = (1, py, name)
+        else:
+            continue
+        if row["key"] is None or key > row["key"]:
+            row.update(key=key, wheel=f, python=f.get("requires-python") or row["python"])
+    return out
+
+
+MARKER_PYTHONS = ("3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+MARKER_MACHINES = ("x86_64", "aarch64")
+
+
+def encode_marker(marker: str) -> int:
+    """A marker evaluated here for linux, each machine and Python of MARKER_MACHINES x MARKER_PYTHONS:
+    bit (m * len(MARKER_PYTHONS) + p) set where it holds. wheeldoc then needs no marker parser."""
+    from packaging.markers import Marker
+
+    m, bits = Marker(marker), 0
+    for i, mach in enumerate(MARKER_MACHINES):
+        for j, py in enumerate(MARKER_PYTHONS):
+            env = {"sys_platform": "linux", "platform_system": "Linux", "os_name": "posix", "extra": "",
+                   "implementation_name": "cpython", "platform_python_implementation": "CPython",
+                   "python_version": py, "python_full_version": py + ".0", "platform_machine": mach,
+                   "platform_release": "", "platform_version": ""}
+            if m.evaluate(env):
+                bits |= 1 << (i * len(MARKER_PYTHONS) + j)
+    return bits
+
+
+def split(meta_text: str, extras: tuple[str, ...], names: set[str]) -> tuple[list[str] | None, dict[str, str]]:
+    """(torch requirement lines, requirements on other table packages) from a METADATA text, markers
+    kept except `extra == …` (dropped with the line when the extra does not count). A torch line that
+    is not a valid PEP 508 requirement (`torch (>=1.9.*)`, in old lightning wheels) makes the torch
+    requirement unknown (None): installers differ on such metadata."""
+    from email.parser import Parser
+
+    from packaging.markers import Marker
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    from packaging.requirements import InvalidRequirement
+
+    torch: list[str] | None = []
+    deps: dict[str, str] = {}
+    for line in Parser().parsestr(meta_text).get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            if canonicalize_name(line.split(";")[0].split("(")[0].split(">")[0].split("=")[0].split("<")[0]
+                                 .split("[")[0].strip()) == "torch":
+                torch = None
+            continue
+        name = canonicalize_name(req.name)
+        if name != "torch" and name not in names:
+            continue
+        marker = str(req.marker) if req.marker else ""
+        if "extra" in marker:
+            if not any(Marker(marker).evaluate({"extra": e}) for e in extras):
+                continue
+            marker = ""  # the counted extra's own lines; other markers on them are rare and kept below
+            if req.marker and any(k in str(req.marker) for k in ("python_version", "sys_platform", "platform_")):
+                marker = str(req.marker)
+        text = str(req.specifier) + (f";@{encode_marker(marker)}" if marker else "")
+        if name == "torch":
+            if torch is not None:
+                torch.append(text)
+        else:
+            deps[name] = text if name not in deps else deps[name] + " | " + text
+    return torch, deps
+
+
+def build(pkg: str, extras: tuple[str, ...], jobs: int) -> tuple[dict, dict]:
+    names = set(PACKAGES) - {pkg}
+    rels = releases(pkg)
 
     def one(item):
-        ver, (_, f) = item
-        text = None
+        ver, row = item
+        f = row["wheel"]
+        if f is None:
+            return ver, {"python": row["python"], "torch": None, "deps": {}}, "no wheel on PyPI (sdist only)"
         if f.get("core-metadata") or f.get("dist-info-metadata"):
+            import urllib.request
+
             with urllib.request.urlopen(f["url"] + ".metadata", timeout=60) as r:
                 text = r.read().decode("utf-8", "replace")
         else:
-            text = range_metadata(f["url"])
-        msg = Parser().parsestr(text)
-        return ver, {"metadata": {"requires_dist": msg.get_all("Requires-Dist") or []}, "url": f["url"]}
+            text = range_metadata(f["url"], f.get("size"))
+        torch, deps = split(text, extras, names)
+        return ver, {"python": row["python"], "torch": torch, "deps": deps}, \
+            f"{f['filename']} sha256:{f['hashes']['sha256']}"
 
     with ThreadPoolExecutor(jobs) as ex:
-        return dict(ex.map(one, sorted(best.items())))
-PLATFORM = ("--platform", "manylinux_2_28_x86_64", "--platform", "manylinux2014_x86_64",
-            "--platform", "manylinux1_x86_64", "--platform", "any")
+        got = list(ex.map(one, sorted(rels.items())))
+    table = {v: r for v, r, _ in got}
+    sources = {v: s for v, _, s in got}
+    return table, sources
 
 
-def versions(pkg: str) -> list[str]:
-    out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", pkg, "--index-url", INDEX],
-                         capture_output=True, text=True, check=True).stdout
-    m = re.search(r"Available versions: (.*)", out)
-    from packaging.version import Version
+def torch_series() -> dict[str, dict]:
+    """X.Y -> the earliest upload of a torch X.Y.0 file on PyPI (date, file name, sha256)."""
+    from packaging.utils import parse_wheel_filename
 
-    vs = [v.strip() for v in m[1].split(",")] if m else []
-    return [v for v in vs if Version(v) >= Version(SINCE.get(pkg, "0"))]
-
-
-def metadata(pkg: str, version: str) -> dict | None:
-    with tempfile.TemporaryDirectory() as tmp:
-        report = Path(tmp) / "r.json"
-        for py in ("3.12", "3.10", "3.9"):
-            r = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--no-deps",
-                                "--quiet", "--report", str(report), "--index-url", INDEX, "--only-binary=:all:",
-                                *PLATFORM, "--python-version", py, "--target", str(Path(tmp) / "t"),
-                                f"{pkg}=={version}"], capture_output=True, text=True)
-            if r.returncode == 0 and report.exists():
-                got = json.loads(report.read_text())["install"][0]
-                return {"metadata": got["metadata"], "url": got["download_info"]["url"]}
-    return None
-
-
-def torch_requirements(meta: dict, extras: tuple[str, ...]) -> list[str]:
-    from packaging.requirements import Requirement
-
-    out = []
-    for line in meta.get("requires_dist") or []:
-        req = Requirement(line)
-        if req.name.lower() != "torch":
+    out: dict[str, dict] = {}
+    for f in page("torch").get("files", []):
+        if not f["filename"].endswith(".whl"):
             continue
-        marker = str(req.marker) if req.marker else ""
-        extra = re.findall(r'extra == "([^"]+)"', marker)
-        if extra and not set(extra) & set(extras):
+        ver = parse_wheel_filename(f["filename"])[1]
+        if ver.is_prerelease or ver.local or ver.micro != 0 or not f.get("upload-time"):
             continue
-        out.append(str(req.specifier))
+        s = f"{ver.major}.{ver.minor}"
+        if s not in out or f["upload-time"] < out[s]["date"]:
+            out[s] = {"date": f["upload-time"][:10], "file": f"{f['filename']} sha256:{f['hashes']['sha256']}"}
     return out
+
+
+def torch_pythons() -> dict[str, list[str]]:
+    """torch X.Y.Z -> the CPython versions its linux wheels on PyPI are built for ("3.9", …): an image
+    holding that torch from PyPI runs one of them."""
+    from packaging.utils import parse_wheel_filename
+
+    out: dict[str, set[str]] = {}
+    for f in page("torch").get("files", []):
+        if not f["filename"].endswith(".whl") or "linux" not in f["filename"] or (f.get("upload-time") or "") < SINCE:
+            continue
+        _, ver, _, tags = parse_wheel_filename(f["filename"])
+        if ver.is_prerelease or ver.local:
+            continue
+        for t in tags:
+            if t.interpreter.startswith("cp") and t.interpreter[2:].isdigit() and not t.interpreter.endswith("t"):
+                out.setdefault(str(ver), set()).add(f"3.{t.interpreter[3:]}")
+    return {v: sorted(p, key=lambda x: int(x.split(".")[1])) for v, p in out.items()}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--packages", nargs="*", default=list(PACKAGES), help="rebuild only these (others kept)")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--recode", action="store_true", help="only re-encode markers still written as text (no network)")
     a = ap.parse_args()
-    table: dict = {"schema": 1,
-                   "_comment": "torch requirement of each release, from the wheel METADATA on PyPI (x86-64 "
-                               "manylinux wheel); rebuilt by scripts/make_torch_pins.py",
-                   "source": f"{INDEX} metadata (PEP 658) via pip --dry-run --report; torchvision, torchaudio: "
-                             f"the PEP 658 .metadata file of each release's linux x86-64 wheel, listed by the "
-                             f"PEP 691 JSON page", "packages": {}}
-    if a.out.exists():
-        table["packages"].update(json.loads(a.out.read_text()).get("packages", {}))
+    if a.recode:
+        data = json.loads(OUT.read_text())
+        for body in data["packages"].values():
+            for row in body["releases"].values():
+                def enc(line: str) -> str:
+                    spec, _, marker = line.partition(";")
+                    marker = marker.strip()
+                    return line if not marker or marker.startswith("@") else f"{spec.strip()};@{encode_marker(marker)}"
+                if row["torch"] is not None:
+                    row["torch"] = [enc(x) for x in row["torch"]]
+                row["deps"] = {k: " | ".join(enc(x) for x in v.split(" | ")) for k, v in row["deps"].items()}
+        data["marker_axes"] = {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}
+        OUT.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        return
+    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    old_src = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
+    table = {"schema": 2,
+             "_comment": "per release: Requires-Python, torch requirement (null: not known), requirements on other "
+                         "packages of the table; from the wheel METADATA on PyPI; provenance in "
+                         "torch_pins_sources.json; rebuilt by scripts/make_torch_pins.py",
+             "packages": old.get("packages", {}) if old.get("schema") == 2 else {},
+             "torch_series": {k: v["date"] for k, v in torch_series().items()},
+             "torch_pythons": torch_pythons(),
+             "marker_axes": {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}}
+    sources = {"schema": 2, "source": f"{INDEX} (PEP 691 JSON; METADATA read by HTTP range requests)",
+               "packages": old_src.get("packages", {}) if old_src.get("schema") == 2 else {},
+               "torch_series": {k: v["file"] for k, v in torch_series().items()}}
     for pkg in a.packages:
         extras = PACKAGES[pkg]
-        if pkg in VIA_SIMPLE:
-            metas = list(simple_metadata(pkg, a.jobs).items())
-        else:
-            vs = versions(pkg)
-            with ThreadPoolExecutor(a.jobs) as ex:
-                metas = list(ex.map(lambda v: (v, metadata(pkg, v)), vs))
-        releases = {}
-        for v, m in metas:
-            if m is None:
-                continue
-            releases[v] = {"torch": torch_requirements(m["metadata"], extras), "wheel": m["url"].rsplit("/", 1)[-1]}
-        exact = bool(releases) and all(any(s.startswith("==") for s in r["torch"]) for r in releases.values())
-        table["packages"][pkg] = {"extras": list(extras), "exact_in_every_release": exact, "releases": releases}
-        print(f"{pkg}: {len(releases)} releases, exact torch pin in every one: {exact}", file=sys.stderr, flush=True)
-        a.out.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
-    a.out.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
+        rels, src = build(pkg, extras, a.jobs)
+        known = [r for r in rels.values() if r["torch"] is not None]
+        exact = bool(known) and all(any(s.startswith("==") for s in r["torch"]) for r in known)
+        table["packages"][pkg] = {"extras": list(extras), "exact_in_every_release": exact, "releases": rels}
+        sources["packages"][pkg] = src
+        print(f"{pkg}: {len(rels)} releases ({len(rels) - len(known)} without a wheel), exact torch pin in every "
+              f"one: {exact}", file=sys.stderr, flush=True)
+        OUT.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")
+        SOURCES.write_text(json.dumps(sources, sort_keys=True, indent=0) + "\n")
 
 
 if __name__ == "__main__":

@@ -86,8 +86,12 @@ def test_requirements_file_read_through_copy_without_workdir(check):
     f = check(text, files={"requirements.txt": "vllm\ntransformers==4.40.2\n"})
     assert wd403(f) == [(3, "error")]
     assert "in requirements.txt" in f[0]["data"]["requirement_from"]
-    # a pinned torch in the same requirements is a deliberate choice
-    assert wd403(check(text, files={"requirements.txt": "torch==2.5.1\nvllm==0.6.4\n"})) == []
+    # a pinned torch in the same requirements is a deliberate choice, but it swaps out the base image's
+    # build under the packages the image built against it: a warning, not an error
+    f = check(text, files={"requirements.txt": "torch==2.5.1\nvllm==0.6.4\n"})
+    assert wd403(f) == [(3, "warning")] and "deliberate pin" in f[0]["message"]
+    # with its companions in the same install, the torch stack is replaced on purpose
+    assert wd403(check(text, files={"requirements.txt": "torch==2.5.1\ntorchvision==0.20.1\nvllm==0.6.4\n"})) == []
 
 
 def test_absent_context_file_is_an_info_never_a_warning(check):
@@ -186,9 +190,9 @@ def test_unpinned_companion_that_may_already_be_there_is_info(check):
     # NGC's package list is not published: torchvision may be there, and then it is kept
     ngc = "FROM nvcr.io/nvidia/pytorch:24.07-py3\nRUN pip install torch==2.5.1\n"
     f = check(ngc + "RUN pip install torchvision\n")
-    assert wd403(f) == [(3, "info")] and "If torchvision is already installed" in f[0]["message"]
+    assert wd403(f) == [(2, "warning"), (3, "info")] and "If torchvision is already installed" in f[1]["message"]
     # with -U the newest torchvision is taken whatever is there
-    assert wd403(check(ngc + "RUN pip install -U torchvision\n")) == [(3, "error")]
+    assert wd403(check(ngc + "RUN pip install -U torchvision\n")) == [(2, "warning"), (3, "error")]
 
 
 # -- WD409 -----------------------------------------------------------------------------------

@@ -53,11 +53,69 @@ def _rows() -> list[dict]:
 
 
 @lru_cache(maxsize=1)
-def torch_pins() -> dict:
+def _pins_file() -> dict:
     data = json.loads((_DIR / "torch_pins.json").read_text())
-    if data.get("schema") != 1:
+    if data.get("schema") != 2:
         raise ValueError("torch_pins.json: unknown schema")
-    return data["packages"]
+    return data
+
+
+def torch_pins() -> dict:
+    """package -> {"releases": {version: {"python", "torch", "deps"}}, …} (scripts/make_torch_pins.py)."""
+    return _pins_file()["packages"]
+
+
+def torch_pythons() -> dict[str, list[str]]:
+    """torch "X.Y.Z" -> the CPython versions ("3.9", …) its linux wheels on PyPI are built for."""
+    return _pins_file()["torch_pythons"]
+
+
+def torch_series_dates() -> dict[str, str]:
+    """torch series "X.Y" -> the date its first X.Y.0 file reached PyPI ("2023-03-15")."""
+    return _pins_file()["torch_series"]
+
+
+def release_torch(rel: dict, python: str | None = None, machine: str | None = None) -> str | None:
+    """The torch specifier one release row asks for on linux ("" none; None not known): its
+    `Requires-Dist: torch` lines whose markers hold for `python` ("3.10") and `machine`
+    ("x86_64"/"aarch64"), joined. A marker that depends on an unknown Python or machine makes it
+    None unless every value gives the same answer."""
+    lines = rel.get("torch")
+    if lines is None:
+        return None
+    out = []
+    for line in lines:
+        spec, _, marker = line.partition(";")
+        if marker.strip():
+            hold = _marker_holds(marker.strip(), python, machine)
+            if hold is None:
+                return None
+            if not hold:
+                continue
+        if spec.strip():
+            out.append(spec.strip())
+    return ",".join(out)
+
+
+PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
+def _marker_holds(marker: str, python: str | None, machine: str | None) -> bool | None:
+    """A marker the table stores as "@N" (evaluated by scripts/make_torch_pins.py for linux on each
+    machine x Python of `marker_axes`): does it hold for `python` and `machine`? None when the
+    answer depends on what is not known (or the Python is outside the axes)."""
+    axes = _pins_file().get("marker_axes") or {}
+    machines, pys = axes.get("machines") or [], axes.get("pythons") or []
+    if not marker.startswith("@") or not marker[1:].isdigit():
+        return None
+    bits = int(marker[1:])
+    got = set()
+    for py in (python,) if python else PYTHONS:
+        for mach in (machine,) if machine else tuple(machines):
+            if py not in pys or mach not in machines:
+                return None
+            got.add(bool(bits >> (machines.index(mach) * len(pys) + pys.index(py)) & 1))
+    return got.pop() if len(got) == 1 else None
 
 
 def _norm(v: str) -> str:
@@ -76,7 +134,7 @@ def torch_requirement(package: str, version: str | None) -> tuple[str | None, bo
     rel = pkg["releases"].get(_norm(version))
     if rel is None:
         return None, exact
-    return ",".join(rel["torch"]) or "", exact
+    return release_torch(rel), exact
 
 
 def last_series_on(variant: str) -> str | None:
@@ -91,6 +149,23 @@ def last_series_on(variant: str) -> str | None:
 
     have = [s for s, row in series.items() if variant in (row.get("cuda") or [])]
     return max(have, key=key) if have else None
+
+
+def dated_series_bound(yy: int, mm: int) -> str | None:
+    """The newest torch series a pre-release build in an image dated 20YY-MM can be: torch's main
+    branch carries X.Ya0 with X.Y at most two series past the newest release (it moves to the next
+    series when a release branch is cut, before that release is out), so with S the newest series on
+    PyPI a month after the image's date (a margin for a late upload), the build is at most series
+    S+2. None when the table does not reach that far."""
+    dates = torch_series_dates()
+    year, month = 2000 + yy + (mm // 12), mm % 12 + 1  # the month after
+    limit = f"{year:04d}-{month:02d}-31"
+    order = sorted(dates, key=_series_key)
+    out = [s for s in order if dates[s] <= limit]
+    if not out:
+        return None
+    k = order.index(out[-1]) + 2
+    return order[k] if k < len(order) else None
 
 
 def _series_key(series: str) -> tuple[int, ...]:
@@ -138,6 +213,11 @@ def base_image(ref: str) -> BaseImage | None:
                 via = (f"{row['name']}: a torch of series {series}" if highest == series else
                        f"{row['name']}: a torch of series {series} or later" + (f", {highest} at most" if highest else ""))
                 version = None
+            if version is None and t.get("prerelease") and "YY" in g:
+                highest = dated_series_bound(int(g["YY"]), int(g["MM"]))
+                if highest:
+                    via = (f"{row['name']}: a pre-release build of series {highest} at most (the image is dated "
+                           f"20{g['YY']}-{g['MM']}; torch_pins.json dates each torch series on PyPI)")
             torch = BaseTorch(version, t.get("prerelease"), via, lowest, highest)
         constraint = None
         pc = row.get("pip_constraint")

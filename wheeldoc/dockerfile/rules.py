@@ -466,11 +466,25 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
     an uninstall removes it). The new requirement comes from the torch-pin table built from the
     packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json`: vllm 0.9.1 requires
-    torch==2.7.0; sglang's `srt` extra; xformers), for a version given on the command line, in a
-    wheel's file name, or, with no version, the newest release (pip and uv pick it and change torch
-    to fit). When the requirement does not admit the torch that is there and nothing holds torch
+    torch==2.7.0; sglang's `srt` extra; xformers; torchvision, torchaudio; sentence-transformers,
+    lightning, pytorch-lightning, accelerate, peft, timm, bitsandbytes, torchmetrics, ultralytics,
+    diffusers, open-clip-torch, kornia, torch-geometric; deepspeed publishes no wheel, so its
+    requirement stays unknown), for a version given on the command line, in a wheel's file name,
+    or, with no version, the release pip and uv pick: the newest whose Requires-Python admits the
+    image's Python (from the interpreter that runs the install, uv `--python`, a `python:X.Y` tag,
+    the cpXY tag of a torch wheel installed earlier, or the Pythons the PyPI torch release has
+    wheels for; when none says, every Python counts, and it is an error only when the pick for
+    every Python fails). One level of dependency is followed (lightning -> pytorch-lightning ->
+    torch). A pre-release NGC torch is bounded by the image's date (at most two series past the
+    newest torch on PyPI then). When the requirement does not admit the torch that is there and nothing holds torch
     (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
-    command), it is an error; when either side is not known, an info saying so.
+    command), it is an error; when either side is not known, an info saying so; when a later
+    install in the stage names an exact torch on purpose, an info. An exact torch pin (command
+    line or requirements file) over a torch the base image ships is a deliberate choice, but it
+    swaps out the image's build under the packages the image built against it: a warning, unless
+    the same install also replaces torchvision/torchaudio. An unpinned torchvision/torchaudio over
+    a torch an earlier line installed, which no release of it admits (a local `2.2.0a0+git…`
+    build), is an error even where the companion may already be there.
 
     The requirements also come from the build context (the Dockerfile's folder, or `check
     --context DIR`): the requirements files an install names (`-r`, with their includes), and the
@@ -660,8 +674,11 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
 
     inst = step.install
     assert inst is not None
-    if inst.has("--no-deps") or ts._named_torch(facts, step)[0]:
-        return None  # nothing resolved, or torch chosen on purpose in the same command
+    named = ts._named_torch(facts, step)
+    if named[0]:
+        return _pinned_over_base(facts, step, state, named[1] if named[2] else None)
+    if inst.has("--no-deps"):
+        return None  # nothing resolved
     holder = ts.protected(facts, step)
     if holder is not None:
         return None
@@ -684,7 +701,11 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                               ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
                               + " (which release, the image's tag does not say)") if state.lowest and state.highest else
                              "a version not known here")
-    if r.spec:
+    if r.candidates:
+        from wheeldoc.dockerfile import dependents
+
+        wants = f"{dependents.describe(r)} ({r.source})"
+    elif r.spec:
         wants = f"{r.what} requires torch{r.spec} ({r.source})"
     elif r.newest:
         wants = (f"{r.what} names no version: pip and uv take the newest release and change torch to fit it "
@@ -697,7 +718,13 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
         v = facts.var(step, "PIP_CONSTRAINT")
         if v is not None and not (v.value or "").strip():
             pip_constraint = None  # cleared in the Dockerfile
-    if bad:
+    later = _later_torch_pin(facts, step) if bad else None
+    if bad and later is not None:
+        severity = Severity.INFO
+        message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already "
+                   f"in the image does not satisfy: torch {have}, {state.where}; this install replaces it, and "
+                   f"{later} afterwards on purpose, so the stage ends with the torch chosen there.")
+    elif bad:
         severity = Severity.ERROR
         if pip_constraint:
             outcome = (f"pip refuses to resolve it ({pip_constraint} pins the image's torch): the build fails, or "
@@ -731,7 +758,9 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     return Finding(
         rule="WD403", title="an install replaces the CUDA torch already in the image", severity=severity,
         location=_loc(facts, step.line), message=message,
-        evidence=(f"torch in the image: {have} ({state.where})", f"{r.package}: {r.spec or 'exact pin'}",
+        evidence=(f"torch in the image: {have} ({state.where})",
+                  f"{r.package}: " + (_candidates_evidence(r) if r.candidates else r.spec or
+                                      (f"newest {r.newest[0]}: torch{r.newest[1]}" if r.newest else "exact pin")),
                   "an installed torch is kept only while every new requirement admits it; nothing here holds it "
                   "(no --override, -c/--constraint, PIP_CONSTRAINT/UV_CONSTRAINT naming torch, --no-deps)",
                   "if the override keeps an older torch than the package was built for, check the ABI: "
@@ -742,6 +771,83 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
               "torch_prerelease": state.prerelease, "installed_by": state.where,
               "known": bool(bad), "pip_constraint": pip_constraint, "requirement_from": r.what},
     )
+
+
+def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None) -> Finding | None:
+    """An install that names an exact torch other than the one the base image ships: chosen on
+    purpose, but it swaps out the image's build under the packages the image built or installed
+    against it (NGC's torchvision, apex, TransformerEngine; pytorch/pytorch's torchvision)."""
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.dockerfile import dependents, torch_state as ts
+
+    if version is None or not state.where.startswith("the base image") or ts.protected(facts, step):
+        return None
+    try:
+        if state.version and Version(state.version).public == Version(version).public:
+            return None  # the same release: at most the build changes
+    except InvalidVersion:
+        return None
+    if dependents.admits(f"=={version}", state, False) is not False:
+        return None
+    inst = step.install
+    have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else "a version not known here")
+    ships = sorted(state.ships) if state.ships_known else []
+    family = set(ts._names(facts, step)[0]) & ts.COMPANIONS
+    for f in inst.requirements if inst is not None else ():
+        rf = facts.requirements(step, f)
+        family |= {r.name for r in (rf.requirements if rf is not None else ()) if r.name in ts.COMPANIONS}
+    if family:
+        # torch replaced with its companions in one install: the torch stack is managed on purpose
+        return None
+    built = (", ".join(ships) + " (shipped with it)") if ships else \
+        "the packages the image built against it (not listed for this image)"
+    pip_constraint = state.constraint if inst is not None and inst.tool == "pip" else None
+    outcome = (f"pip refuses it ({pip_constraint} pins the image's torch) and the build fails" if pip_constraint else
+               f"{'uv' if inst is not None and inst.tool == 'uv' else 'pip'} replaces the image's torch build; "
+               f"{built} are not reinstalled and may no longer load against torch {version}")
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image", severity=Severity.WARNING,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs torch=={version} over the torch "
+                f"{state.where.removeprefix('the base image ').split(' (')[0]} ships (torch {have}, {state.where}): "
+                f"a deliberate pin, but {outcome}.",
+        evidence=(f"torch in the image: {have} ({state.where})", f"named: torch=={version}"),
+        fix=Fix(f"Keep the image's torch (drop the torch=={version} pin, or hold the image's torch with `-c`/"
+                f"`--override`), or start from a base image that ships torch {version}", "display-only"),
+        data={"stage": step.stage.label, "package": "torch", "package_version": version,
+              "torch_required": f"=={version}", "torch_installed": state.version,
+              "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
+              "pip_constraint": pip_constraint, "requirement_from": "torch named in the install"},
+    )
+
+
+def _later_torch_pin(facts: DockerFacts, step: Step) -> str | None:
+    """A later install in the same stage that names an exact torch ("line 12 installs
+    torch==1.13.1+cu117"): the torch the stage ends with is chosen there."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    for s in facts.steps[step.index + 1:]:
+        if s.stage.index != step.stage.index or s.install is None or not s.installs_packages:
+            continue
+        if ts._uninstalls_torch(s):
+            return None
+        named, version, exact = ts._named_torch(facts, s)
+        if named:
+            return f"line {s.line} installs torch=={version}" if exact and version else None
+    return None
+
+
+def _candidates_evidence(r) -> str:
+    """The releases pip/uv could pick and what each asks of torch, short."""
+    seen = []
+    for c in r.candidates:
+        wants = "torch unknown" if c.torch is None or c.torch[0][1] is None else \
+            ", ".join(f"torch{x[1]}" for x in c.torch if x[1]) or "no torch"
+        line = f"{c.release} ({wants})"
+        if line not in seen:
+            seen.append(line)
+    return "could pick " + "; ".join(seen[:4]) + (" …" if len(seen) > 4 else "")
 
 
 def _unread_context(facts: DockerFacts, step: Step, state, missing: list[str]) -> Finding:

@@ -64,6 +64,8 @@ class Requirement:
     what: str  # as written
     source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json"
     sure: bool = True  # False: the package may already be in the image, and then the install keeps it
+    candidates: tuple = ()  # dependents.Candidate: the releases pip/uv could pick, per Python
+    python: str | None = None  # the image's Python, where the file says it
 
 
 def _uninstalls_torch(step: Step) -> bool:
@@ -394,7 +396,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
          from_file: bool = False) -> Requirement | None:
     """The torch requirement one requirement brings (`vllm==0.9.1`, a wheel path, a VCS URL, a
     line of a requirements file), or None when the tables do not know it."""
-    from wheeldoc.data.base_images import torch_pins, torch_requirement
+    from wheeldoc.data.base_images import release_torch, torch_pins, torch_requirement
 
     pins = torch_pins()
     upgrade = _upgrade(step)
@@ -453,15 +455,37 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
                 return None  # already in the image and not upgraded: pip/uv keep it
             if name in COMPANIONS and (not state.ships_known or state.others):
                 sure = False  # it may already be there (the base's packages, or earlier installs' dependencies)
+    from wheeldoc.dockerfile import dependents
+
+    python = dependents.image_pythons(facts, step, state)
+    machine = facts.platform(step.stage)
+    if not sure and state is not None and state.where.startswith("installed on line") \
+            and dependents.admitted_by_none(name, state, python, machine):
+        # the torch was installed by this file and no release of the companion admits it: one already
+        # there (from PyPI) asks for another torch too, so either way pip/uv replace it
+        sure = True
     spec_t, exact = torch_requirement(name, version)
+    kept = maybe = frozenset()
+    if state is not None:
+        kept = state.ships | state.installed
+        maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
+    cands = () if vcs else tuple(dependents.candidates(name, version, within, python, machine, kept, maybe) or ())
     newest = None
     if version is None:
-        best = _newest(pins[name]["releases"], within)
-        if best is not None:
-            newest = (best, ",".join(pins[name]["releases"][best]["torch"]))
-        elif within:
-            return None  # no release in the table matches the range
-    return Requirement(name, version, spec_t, exact, newest, what, sure=sure)
+        if cands and cands[-1].torch is not None:
+            c = cands[-1]
+            newest = (c.release, ",".join(x for x in (t[1] for t in c.torch) if x))
+        else:
+            best = _newest(pins[name]["releases"], within)
+            if best is None and within:
+                return None  # no release in the table matches the range
+            if best is not None:
+                got = release_torch(pins[name]["releases"][best])
+                newest = (best, got) if got is not None else None
+    elif cands and cands[0].torch is not None and cands[0].torch[0][1] is not None:
+        spec_t = cands[0].torch[0][1]
+    return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
+                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python))
 
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
@@ -469,6 +493,10 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
+    if req.candidates:
+        from wheeldoc.dockerfile import dependents
+
+        return dependents.verdict(req.candidates, state)
     ranged = state.version is None and (state.lowest is not None or state.highest is not None)
     if req.spec is not None:
         if req.spec == "":

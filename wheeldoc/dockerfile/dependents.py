@@ -1,0 +1,362 @@
+"""Which release of a torch-dependent package pip or uv would pick, and what it asks of torch.
+
+The torch-pin table (`wheeldoc/data/torch_pins.json`, read from each release's wheel METADATA on
+PyPI by scripts/make_torch_pins.py) holds, per release, its Requires-Python, its torch requirement
+and its requirements on other packages of the table. An install with no exact version takes the
+newest final release whose Requires-Python admits the image's Python (every Python when that is
+not known: one candidate per Python) and within the range written; one level of dependency is
+followed (lightning -> pytorch-lightning -> torch), the dependency again taken at its newest for
+that Python. What the table does not know (a release with no wheel, a marker on an unknown
+Python) is unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One release the installer could pick, and the torch it then asks for."""
+
+    python: str | None  # the Python it was picked for (None: the release was named exactly)
+    release: str
+    torch: tuple[tuple[str, str | None, bool | str], ...] | None  # (from, specifier or None: not known, picked
+    # newest: True / exact: False / "conditional": under a marker not decided here) per source; None: the
+    # release is not in the table
+
+
+def _versions(rel: dict) -> list:
+    from packaging.version import InvalidVersion, Version
+
+    out = []
+    for v in rel:
+        try:
+            out.append((Version(v), v))
+        except InvalidVersion:
+            continue
+    out.sort(reverse=True)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _sorted(package: str) -> tuple:
+    from wheeldoc.data.base_images import torch_pins
+
+    return tuple(_versions(torch_pins()[package]["releases"]))
+
+
+def _python_ok(requires: str, python: str) -> bool:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import Version
+
+    if not requires:
+        return True
+    try:
+        return SpecifierSet(requires).contains(Version(python + ".0"), prereleases=True)
+    except InvalidSpecifier:
+        return True
+
+
+def newest(package: str, within: str | None, python: str) -> str | None:
+    """The newest final release in the table admitted by `within` and whose Requires-Python
+    admits `python`."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from wheeldoc.data.base_images import torch_pins
+
+    try:
+        allowed = SpecifierSet(within) if within else None
+    except InvalidSpecifier:
+        return None
+    rel = torch_pins()[package]["releases"]
+    for ver, v in _sorted(package):
+        if ver.is_prerelease or (allowed is not None and not allowed.contains(ver)):
+            continue
+        if _python_ok(rel[v].get("python") or "", python):
+            return v
+    return None
+
+
+def pythons(package: str, python) -> tuple[str, ...]:
+    """The Pythons to pick a release for: the one known, the few possible, else every one."""
+    from wheeldoc.data.base_images import PYTHONS
+
+    return (python,) if isinstance(python, str) else tuple(python) if python else PYTHONS
+
+
+def torch_of(package: str, version: str, python: str | None, machine: str | None,
+             follow: bool = True, kept: frozenset = frozenset(),
+             maybe: frozenset = frozenset()) -> tuple[tuple[str, str, bool], ...] | None:
+    """What one release asks of torch: its own requirement, then (one level) that of the release
+    of each table package it requires, picked newest for `python`. A dependency already in the
+    image (`kept`) stays as it is and is not followed; one that may be there (`maybe`) makes the
+    answer unknown. None when not known."""
+    from wheeldoc.data.base_images import _marker_holds, release_torch, torch_pins
+
+    pins = torch_pins()
+    rel = pins[package]["releases"].get(version.lstrip("v"))
+    if rel is None:
+        return None
+    own = release_torch(rel, python, machine)
+    out = [(f"{package} {version}", own, False)]
+    if not follow:
+        return tuple(out)
+    for dep, line in sorted((rel.get("deps") or {}).items()):
+        if dep not in pins:
+            continue
+        src = f"{dep} (required by {package} {version})"
+        if " | " in line:
+            out.append((src, None, True))  # several lines for one package: not modelled
+            continue
+        spec, _, marker = line.partition(";")
+        conditional = False
+        if marker.strip():
+            hold = _marker_holds(marker.strip(), python, machine)
+            if hold is False:
+                continue
+            conditional = hold is None  # applies or not, depending on what is not known
+        spec = spec.strip()
+        if dep in kept:
+            continue  # already installed: pip/uv keep it while it satisfies the requirement
+        if dep in maybe or python is None:
+            out.append((src, None, True))  # it may already be there / which release depends on the Python
+            continue
+        got = newest(dep, spec, python)
+        sub = torch_of(dep, got, python, machine, follow=False) if got is not None else None
+        if sub is None:
+            out.append((src, None, True))
+            continue
+        exact_dep = spec.startswith("==") and "," not in spec and "*" not in spec
+        how = "conditional" if conditional else (not exact_dep)
+        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s, how)
+                   for _, s, _ in sub)
+    return tuple(out)
+    for dep, line in sorted((rel.get("deps") or {}).items()):
+        if dep not in pins:
+            continue
+        if " | " in line:
+            return None  # several lines for one package: not modelled
+        spec, _, marker = line.partition(";")
+        if marker.strip():
+            hold = _marker_holds(marker.strip(), python, machine)
+            if hold is None:
+                return None
+            if not hold:
+                continue
+        spec = spec.strip()
+        if dep in kept:
+            continue  # already installed: pip/uv keep it while it satisfies the requirement
+        if dep in maybe:
+            return None  # it may already be there, and then it is kept: not known
+        if python is None:
+            return None  # which release of the dependency is picked depends on the Python
+        got = newest(dep, spec, python)
+        if got is None:
+            return None
+        sub = torch_of(dep, got, python, machine, follow=False)
+        if sub is None:
+            return None
+        exact_dep = spec.startswith("==") and "," not in spec and "*" not in spec
+        how = "conditional" if conditional else (not exact_dep)
+        out.extend((f"{dep} {got} (required by {package} {version} as {dep}{spec or ' (any version)'})", s, how)
+                   for _, s, _ in sub)
+    return tuple(out)
+
+
+def candidates(package: str, version: str | None, within: str | None, python: str | None,
+               machine: str | None, kept: frozenset = frozenset(),
+               maybe: frozenset = frozenset()) -> list[Candidate] | None:
+    """The releases the installer could pick: the one named, or the newest for each possible
+    Python. None when the table does not hold the package, or no release fits."""
+    from wheeldoc.data.base_images import torch_pins
+
+    if package not in torch_pins():
+        return None
+    if version is not None:
+        rel = version.lstrip("v")
+        if rel not in torch_pins()[package]["releases"]:
+            return None
+        if not isinstance(python, str):
+            # the release is fixed; its dependencies' picks depend on the Python: one candidate per Python
+            req = torch_pins()[package]["releases"][rel].get("python") or ""
+            pys = [p for p in pythons(package, python) if _python_ok(req, p)] or [None]
+            if not torch_pins()[package]["releases"][rel].get("deps"):
+                pys = [None]
+        else:
+            pys = [python]
+        return [Candidate(py, rel, torch_of(package, rel, py, machine, kept=kept, maybe=maybe)) for py in pys]
+    out = []
+    for py in pythons(package, python):
+        got = newest(package, within, py)
+        if got is not None:
+            out.append(Candidate(py, got, torch_of(package, got, py, machine, kept=kept, maybe=maybe)))
+    return out or None
+
+
+def image_python(facts, step) -> str | None:
+    """The Python an install runs for, where the file says it: the interpreter that runs it
+    (`python3.11 -m pip`, `pip3.10`), uv's `--python 3.12`, a `python:3.11` or runpod `-py3.11`
+    base tag, or PYTHON_VERSION. None otherwise."""
+    import re
+
+    inst = step.install
+    argv0 = step.argv[0].rsplit("/", 1)[-1] if step.argv else ""
+    m = re.fullmatch(r"(?:python|pip)(\d)\.(\d{1,2})", argv0)
+    if m:
+        return f"{m[1]}.{m[2]}"
+    if inst is not None and inst.tool == "uv":
+        for flag in ("--python", "-p"):
+            v = inst.option(flag)
+            m = re.fullmatch(r"(?:python|cpython-?)?(\d)\.(\d{1,2})(?:\.\d+)?", v or "")
+            if m:
+                return f"{m[1]}.{m[2]}"
+    root = facts.graph.root(step.stage)
+    if not root.base_unknown:
+        m = re.search(r"(?:^|/)python:(\d)\.(\d{1,2})(?![\d])", root.base) or \
+            re.search(r"runpod/pytorch:.*-py(\d)\.(\d{1,2})(?![\d])", root.base)
+        if m:
+            return f"{m[1]}.{m[2]}"
+    v = facts.var(step, "PYTHON_VERSION")
+    m = re.fullmatch(r"(\d)\.(\d{1,2})(?:\.\d+)?", (v.value or "") if v is not None else "")
+    return f"{m[1]}.{m[2]}" if m else None
+
+
+def image_pythons(facts, step, state):
+    """The Python of the image: one (`image_python`), else the few a torch already there allows (the
+    cpXY tag of the torch wheel an earlier line installed; the CPython versions of the PyPI torch
+    release's linux wheels, wheeldoc/data/torch_pins.json), else None (every Python)."""
+    import posixpath
+    import re
+
+    from wheeldoc.data.base_images import torch_pythons
+
+    one = image_python(facts, step)
+    if one:
+        return one
+    if state is None or not state.present:
+        return None
+    m = re.match(r"installed on line (\d+)", state.where or "")
+    if m:
+        for s in facts.steps[: step.index]:
+            if s.line != int(m[1]) or s.install is None:
+                continue
+            for spec in s.install.packages:
+                t = re.match(r"torch-[^-]+-(?:\d[^-]*-)?cp(\d)(\d{1,2})-", posixpath.basename(spec))
+                if t:
+                    return f"{t[1]}.{t[2]}"
+    if state.version:
+        got = torch_pythons().get(state.version.split("+", 1)[0])
+        if got:
+            return tuple(got)
+    return None
+
+
+def admits(spec: str, state, picked: bool) -> bool | None:
+    """Does a torch specifier admit the torch in the image (`state`, a TorchState)? `picked`: the
+    specifier is the newest release's, which a later release may change; then only a torch below
+    its floor is a sure no (floors do not go back), and one it admits a yes."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.dockerfile.torch_state import _excludes_range
+
+    if spec == "":
+        return True
+    try:
+        specs = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    ranged = state.version is None and (state.lowest is not None or state.highest is not None)
+    floors = [s for s in specs if s.operator in ("==", "===", ">=", ">", "~=")]
+    if state.version:
+        try:
+            have = Version(state.version)
+        except InvalidVersion:
+            return None
+        if specs.contains(have, prereleases=True):
+            return True
+        if not picked:
+            return False
+        base = Version(have.base_version)
+        for f in floors:
+            raw = f.version.removesuffix(".*")
+            try:
+                if have < Version(raw) or (f.operator in ("==", "===") and base < Version(raw)):
+                    return False
+            except InvalidVersion:
+                continue
+        return None
+    if ranged:
+        if not picked and _excludes_range(spec, state):
+            return False
+        if picked and any(_excludes_range(">=" + f.version.removesuffix(".*"), state) for f in floors):
+            return False
+    if state.prerelease:
+        exact = [f for f in floors if f.operator in ("==", "===") and not f.version.endswith(".*")]
+        if exact and all("a" not in f.version and "dev" not in f.version for f in exact):
+            return False  # an exact release pin never admits a pre-release build
+    return None
+
+
+def verdict(cands, state) -> bool | None:
+    """False when every candidate release fails to admit the torch in the image, True when every
+    one admits it, else None."""
+    got = []
+    for c in cands:
+        if c.torch is None:
+            got.append(None)
+            continue
+        vs = []
+        for _, spec, picked in c.torch:
+            v = None if spec is None else admits(spec, state, picked is True)
+            vs.append(None if picked == "conditional" and v is False else v)  # a marker not decided here
+        got.append(False if False in vs else None if None in vs else True)
+    if got and all(v is False for v in got):
+        return False
+    if got and all(v is True for v in got):
+        return True
+    return None
+
+
+def admitted_by_none(package: str, state, python, machine: str | None) -> bool:
+    """True when no release of `package` in the table (its own torch requirement) admits the torch
+    in the image, and every release's requirement is known."""
+    from wheeldoc.data.base_images import release_torch, torch_pins
+
+    rels = torch_pins()[package]["releases"]
+    if not rels:
+        return False
+    pys = pythons(package, python)
+    for v, rel in rels.items():
+        if not any(_python_ok(rel.get("python") or "", p) for p in pys):
+            continue
+        spec = release_torch(rel, python if isinstance(python, str) else None, machine)
+        if spec is None or admits(spec, state, False) is not False:
+            return False
+    return True
+
+
+def describe(req) -> str:
+    """What the install asks of torch, release by release, for a message: "sentence-transformers
+    (no version: the newest release for each Python; Python 3.8: 3.2.1, torch>=1.11.0; …)"."""
+    groups: dict[tuple, list[str]] = {}
+    for c in req.candidates:
+        if c.torch is None or c.torch[0][1] is None:
+            key = (c.release, "a torch requirement not known here (no wheel on PyPI, or a marker on an unknown value)")
+        else:
+            parts = [f"torch{spec}" + ("" if i == 0 else f" through {src}") for i, (src, spec, _) in
+                     enumerate(c.torch) if spec]
+            key = (c.release, "; ".join(parts) or "no torch requirement")
+        groups.setdefault(key, []).append(c.python or "")
+    bits = []
+    for (release, wants), pys in groups.items():
+        where = "" if pys == [""] else f"Python {pys[0]}" + (f" to {pys[-1]}" if len(pys) > 1 else "") + ": "
+        bits.append(f"{where}{req.package} {release}, {wants}")
+    if req.version is None:
+        head = (f"{req.what} names no version: pip and uv take the newest release whose Requires-Python admits "
+                + (f"the image's Python ({req.python})" if req.python else "the image's Python (not known here, so "
+                   "every Python counts)") + "; ")
+    else:
+        head = f"{req.what}: "
+    return head + "; ".join(bits[:4]) + (" …" if len(bits) > 4 else "")
