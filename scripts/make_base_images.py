@@ -57,6 +57,64 @@ EXTENSION_BUILDS = {
 }
 
 NGC_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{YY}-{MM}.html"
+
+# NGC PyTorch, per release (nvcr.io/nvidia/pytorch:YY.MM-py3): the torch build, the Python of the default
+# environment, the CUDA toolkit, each read from NVIDIA's release notes for that release (the page itself where a
+# stored copy was readable, else a public file that quotes it); `source` names where and `quote` gives the words.
+# A field left None is not known (not published where it could be read): the rules then fall back to the row's
+# date bound. Only releases with at least one cited fact are listed.
+_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+NGC_RELEASES = {
+    "20.02": {
+        "torch": "1.4.0a0+a5b4d78", "python": "3.6", "cuda": "10.2.89",
+        "source": _NOTES + "rel_20-02.html",
+        "quote": "'PyTorch container image version 20.02 is based on PyTorch 1.4.0a0+a5b4d78'; 'Release 20.02 is "
+                 "based on NVIDIA CUDA 10.2.89'; 'pre-built and installed in Conda default environment "
+                 "(/opt/conda/lib/python3.6/site-packages/torch/)'",
+    },
+    "20.06": {
+        "torch": None, "python": "3.6", "cuda": "11.0.167",
+        "source": _NOTES + "rel_20-06.html",
+        "quote": "'Release 20.06 is based on NVIDIA CUDA 11.0.167'; 'pre-built and installed in Conda default "
+                 "environment (/opt/conda/lib/python3.6/site-packages/torch/)' (the torch version was not in the "
+                 "readable part of the page)",
+    },
+    "20.12": {
+        "torch": "1.8.0a0+1606899", "python": "3.8", "cuda": "11.1.1",
+        "source": _NOTES + "rel_20-12.html, as copied verbatim in github.com/taofuyu/detectron2 DOCKER_INFO.md",
+        "quote": "'PyTorch container image version 20.12 is based on 1.8.0a0+1606899'; 'The container also includes "
+                 "the following: Ubuntu 20.04 including Python 3.8 environment'; 'Release 20.12 is based on NVIDIA "
+                 "CUDA 11.1.1' (the same page still says 'Conda default environment (/opt/conda/lib/python3.6/...)', "
+                 "a sentence carried over from older releases; github.com/cainmagi/Dockerfiles README, an image built "
+                 "on nvcr.io/nvidia/pytorch:20.12-py3: 'PyTorch 1.8.0a' and 'Python 3.8.5')",
+    },
+    "23.03": {
+        "torch": "2.0.0a0+1767026", "python": None, "cuda": "12.1.0",
+        "source": _NOTES + "rel-23-03.html, as quoted in github.com/MyrtleSoftware/caiman-asr training/Dockerfile "
+                  "(torch) and in the MONAI Toolkit 1.1 documentation (github.com/zephyrie/test-docs-source "
+                  "requirements.rst, CUDA)",
+        "quote": "caiman-asr: 'ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:23.03-py3 ... # pytorch version taken from "
+                 "here: # https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-03.html"
+                 "#rel-23-03 ENV PYTORCH_VERSION=2.0.0a0+1767026'; MONAI Toolkit: 'The MONAI Toolkit 1.1 is based on "
+                 "the NVIDIA PyTorch container release 23.03. Release 23.03 is based on CUDA 12.1.0'; the Python of "
+                 "23.03 was not found in a readable copy: unknown",
+    },
+    "23.04": {
+        "torch": "2.1.0a0+fe05266f", "python": "3.8", "cuda": "12.1.0",
+        "source": "github.com/NVIDIA/Megatron-LM tools/retro/README.md (4549b3dd3aaa7ba62295303e67a893b38c4dd831), "
+                  "which lists the contents of " + _NOTES + "rel-23-04.html",
+        "quote": "'The docker image is based on `nvcr.io/nvidia/pytorch:23.04-py3`. ... If docker is not available, we "
+                 "recommend start from a clean conda environment, including: - Python 3.8 - NVIDIA CUDA 12.1.0 ... "
+                 "- PyTorch 2.1.0a0+fe05266f'",
+    },
+    "25.12": {
+        "torch": "2.10.0a0+b4e4ee81d3", "python": "3.12", "cuda": "13.1.0",
+        "source": _NOTES + "rel-25-12.html",
+        "quote": "'PyTorch container image version 25.12 is based on 2.10.0a0+b4e4ee81d3'; 'Release 25.12 is based on "
+                 "CUDA 13.1.0'; 'prebuilt and installed in the default Python environment "
+                 "(/usr/local/lib/python3.12/dist-packages/torch)'",
+    },
+}
 ROWS = [
     {
         "name": "nvidia/cuda devel",
@@ -138,6 +196,7 @@ ROWS = [
         "ships": None,
         "torch": {"version": None, "prerelease": True, "installer": "source build into the system Python"},
         "pip_constraint": {"from": "25.03", "path": "/etc/pip/constraint.txt", "pins_torch": True},
+        "releases": NGC_RELEASES,
         "source": NGC_NOTES + ": 'PyTorch container image version YY.MM is based on X.Ya0+<git>' (a pre-release "
                   "build of torch, e.g. 25.12: 2.10.0a0+b4e4ee81d3, CUDA 13.1.0); 'Starting from the 25.03 release, "
                   "the PyTorch container has implemented a pip constraints file at /etc/pip/constraint.txt. This "
@@ -166,7 +225,7 @@ ROWS = [
     {
         "name": "python",
         "pattern": r"^(?:docker\.io/)?(?:library/)?python:(?P<py>\d+\.\d+(?:\.\d+)?)",
-        "env": {"PYTHON_VERSION": None}, "cuda": None, "nvcc": False, "torch": None,
+        "env": {"PYTHON_VERSION": None}, "cuda": None, "nvcc": False, "torch": None, "python": "{py}",
         "source": "docker-library/python <ver>/<variant>/Dockerfile: ENV PYTHON_VERSION (the full version), no "
                   "third-party packages",
     },
@@ -179,11 +238,32 @@ ROWS = [
 ]
 
 
+def check_release(tag: str, rel: dict) -> None:
+    """A per-release entry: a YY.MM tag, versions that parse (torch as PEP 440, Python X.Y, CUDA X.Y[.Z]), at
+    least one of them known, and where it was read with the words."""
+    assert re.fullmatch(r"\d{2}\.\d{2}", tag), tag
+    assert set(rel) == {"torch", "python", "cuda", "source", "quote"}, (tag, rel)
+    assert rel["source"] and rel["quote"], tag
+    assert any(rel[k] for k in ("torch", "python", "cuda")), tag
+    if rel["torch"]:
+        from packaging.version import Version
+
+        assert Version(rel["torch"]).is_prerelease, (tag, rel["torch"])  # NGC builds are X.Ya0+<git>
+        assert rel["torch"] in rel["quote"], tag
+    if rel["python"]:
+        assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
+    if rel["cuda"]:
+        assert re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d+)?", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+
+
 def main() -> None:
     for row in ROWS:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
-        assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source"}, row
+        assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source",
+                            "releases", "python"}, row
+        for tag, rel in (row.get("releases") or {}).items():
+            check_release(tag, rel)
         assert row["torch"] is None or set(row["torch"]) <= {"version", "prerelease", "installer", "exact",
                                                              "index_variant", "highest_series"}, row
     OUT.write_text(json.dumps({"schema": 1, "_comment": "base images: ENV, torch, CUDA, nvcc per tag pattern; "

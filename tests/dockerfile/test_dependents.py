@@ -167,3 +167,16 @@ def test_later_torch_pin_supersedes(check):
     assert sev(check(text)) == [(2, "error")]  # requires torch==1.13.1
     f = check(text + "        RUN pip install torch==1.13.1+cu117 --extra-index-url https://download.pytorch.org/whl/cu117\n")
     assert (2, "info") in sev(f) and "afterwards on purpose" in f[0]["message"]
+
+
+def test_ngc_release_with_known_torch_and_python(check):
+    # NGC 20.12's release notes: torch 1.8.0a0+1606899, Python 3.8. An unpinned sentence-transformers
+    # is picked for Python 3.8 (3.2.1, torch>=1.11.0), which does not admit 1.8.0a0: pip replaces it
+    f = check("FROM nvcr.io/nvidia/pytorch:20.12-py3\nRUN pip install --no-cache-dir sentence-transformers\n")
+    assert sev(f) == [(2, "error")]
+    msg = f[0]["message"]
+    assert "Python 3.8" in msg and "1.8.0a0+1606899" in msg
+    assert "Python 3.9" not in msg  # judged for the image's Python only
+    # with the torch held by a constraint file, nothing is replaced
+    assert check("FROM nvcr.io/nvidia/pytorch:20.12-py3\n"
+                 "RUN echo torch==1.8.0a0+1606899 > /c.txt && pip install -c /c.txt sentence-transformers\n") == []

@@ -3,7 +3,9 @@ torch-pin table (torch_pins.json, scripts/make_torch_pins.py), loaded on first u
 
 `base_image(ref)` says what a well-known base brings: the torch it ships (version, a range of
 versions when the tag names only the series, or only that it is a pre-release build), the other
-packages it ships (when known), its CUDA, whether nvcc is there, a pip constraint file. An image
+packages it ships (when known), its CUDA, its Python (when known), whether nvcc is there, a pip
+constraint file. NGC PyTorch tags with a per-release entry (`releases`) answer that release's torch
+build, Python and CUDA from its release notes; other NGC tags keep the date bound. An image
 no row matches is unknown (None), and the rules judge nothing from it.
 """
 
@@ -40,6 +42,7 @@ class BaseImage:
     torch_known: bool = True  # False: whether the image ships a torch is not known (torch None then says nothing)
     sources: dict[str, str] = field(default_factory=dict)  # fact -> "table" / "daemon" (`--pull-base`); empty: all table
     ships: frozenset[str] | None = frozenset()  # other Python packages the image installs; None: not known
+    python: str | None = None  # "3.8": the Python of the image's default environment; None: not known
 
 
 @lru_cache(maxsize=1)
@@ -177,6 +180,11 @@ def _cuda(text: str | None) -> tuple[int, int] | None:
     return (int(m[1]), int(m[2])) if m else None
 
 
+def _python(text: str | None) -> str | None:
+    m = re.match(r"(3)\.(\d{1,2})(?![0-9])", text or "")  # "3.11.7" -> "3.11"
+    return f"{m[1]}.{m[2]}" if m else None
+
+
 def base_image(ref: str) -> BaseImage | None:
     ref = ref.strip()
     for row in _rows():
@@ -192,6 +200,7 @@ def base_image(ref: str) -> BaseImage | None:
         if isinstance(nvcc, str):
             left, _, right = fill(nvcc).partition("==")
             nvcc = left == right
+        rel = (row.get("releases") or {}).get(f"{g['YY']}.{g['MM']}") if "YY" in g else None
         torch = None
         t = row.get("torch")
         if t is not None:
@@ -213,7 +222,10 @@ def base_image(ref: str) -> BaseImage | None:
                 via = (f"{row['name']}: a torch of series {series}" if highest == series else
                        f"{row['name']}: a torch of series {series} or later" + (f", {highest} at most" if highest else ""))
                 version = None
-            if version is None and t.get("prerelease") and "YY" in g:
+            if version is None and rel and rel.get("torch"):
+                version = rel["torch"]  # this release's own build, from its release notes
+                via = f"{row['name']} {g['YY']}.{g['MM']}: torch {version} (its release notes)"
+            elif version is None and t.get("prerelease") and "YY" in g:
                 highest = dated_series_bound(int(g["YY"]), int(g["MM"]))
                 if highest:
                     via = (f"{row['name']}: a pre-release build of series {highest} at most (the image is dated "
@@ -225,7 +237,13 @@ def base_image(ref: str) -> BaseImage | None:
             constraint = pc["path"]
         env = {k: fill(v) if v else None for k, v in (row.get("env") or {}).items()}
         ships = row.get("ships", [])
-        return BaseImage(ref, row["name"], _cuda(fill(row.get("cuda"))), nvcc, torch, env, constraint,
-                         fill(row["source"]) if "YY" in g else row["source"],
-                         ships=None if ships is None else frozenset(ships))
+        source = fill(row["source"]) if "YY" in g else row["source"]
+        cuda = _cuda(fill(row.get("cuda")))
+        python = _python(fill(row.get("python")))
+        if rel:
+            cuda = cuda or _cuda(rel.get("cuda"))
+            python = python or _python(rel.get("python"))
+            source = f"{source}; release {g['YY']}.{g['MM']}: {rel['source']}: {rel['quote']}"
+        return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
+                         ships=None if ships is None else frozenset(ships), python=python)
     return None

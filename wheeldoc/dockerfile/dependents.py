@@ -197,7 +197,8 @@ def candidates(package: str, version: str | None, within: str | None, python: st
 def image_python(facts, step) -> str | None:
     """The Python an install runs for, where the file says it: the interpreter that runs it
     (`python3.11 -m pip`, `pip3.10`), uv's `--python 3.12`, a `python:3.11` or runpod `-py3.11`
-    base tag, or PYTHON_VERSION. None otherwise."""
+    base tag, the base-image table's Python for the base (NGC PyTorch releases), or PYTHON_VERSION.
+    None otherwise."""
     import re
 
     inst = step.install
@@ -217,6 +218,9 @@ def image_python(facts, step) -> str | None:
             re.search(r"runpod/pytorch:.*-py(\d)\.(\d{1,2})(?![\d])", root.base)
         if m:
             return f"{m[1]}.{m[2]}"
+        img = facts.base_image(root.base)  # a base the table knows the Python of (NGC PyTorch per release)
+        if img is not None and img.python:
+            return img.python
     v = facts.var(step, "PYTHON_VERSION")
     m = re.fullmatch(r"(\d)\.(\d{1,2})(?:\.\d+)?", (v.value or "") if v is not None else "")
     return f"{m[1]}.{m[2]}" if m else None

@@ -1,0 +1,91 @@
+"""NGC PyTorch per release (base_images.json, the `releases` of the NGC row): every entry is read
+from that release's notes with its source and quote, its versions parse, and base_image() answers
+the release's torch build, Python and CUDA; a release without an entry keeps the date bound."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from wheeldoc.data.base_images import base_image
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE = ROOT / "wheeldoc" / "data" / "base_images.json"
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("make_base_images", ROOT / "scripts" / "make_base_images.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _ngc_row() -> dict:
+    rows = json.loads(TABLE.read_text())["rows"]
+    (row,) = [r for r in rows if r["name"] == "NGC PyTorch"]
+    return row
+
+
+def test_every_release_has_a_source_a_quote_and_versions_that_parse():
+    rels = _ngc_row()["releases"]
+    assert {"20.12", "23.03"} <= set(rels)
+    for tag, rel in rels.items():
+        assert re.fullmatch(r"\d{2}\.\d{2}", tag)
+        assert rel["source"] and rel["quote"], tag
+        assert "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/" in rel["source"], tag
+        if rel["torch"]:
+            v = Version(rel["torch"])
+            assert v.is_prerelease and v.local, (tag, rel["torch"])  # an NGC build: X.Ya0+<git>
+            assert rel["torch"] in rel["quote"], tag
+        if rel["python"]:
+            assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
+        if rel["cuda"]:
+            assert re.fullmatch(r"\d+\.\d+(\.\d+)?", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+        assert rel["torch"] or rel["python"] or rel["cuda"], tag
+
+
+def test_the_committed_table_is_what_the_script_writes():
+    assert _ngc_row()["releases"] == _script().NGC_RELEASES
+
+
+def test_the_script_rejects_a_malformed_release():
+    mod = _script()
+    good = mod.NGC_RELEASES["20.12"]
+    mod.check_release("20.12", good)
+    for bad in ({"torch": "1.8.0"},  # a final release is not an NGC build
+                {"torch": "1.8.0a0+deadbee"},  # not in the quote
+                {"python": "3"}, {"cuda": "eleven"}, {"source": ""}, {"quote": ""},
+                {"torch": None, "python": None, "cuda": None}):
+        rel = {**copy.deepcopy(good), **bad}
+        with pytest.raises(AssertionError):
+            mod.check_release("20.12", rel)
+    with pytest.raises(AssertionError):
+        mod.check_release("2012", good)
+
+
+def test_a_release_with_an_entry_answers_torch_python_cuda():
+    img = base_image("nvcr.io/nvidia/pytorch:20.12-py3")
+    assert img.torch.version == "1.8.0a0+1606899" and img.torch.prerelease
+    assert img.python == "3.8" and img.cuda == (11, 1)
+    assert "rel_20-12" in img.source and "Python 3.8" in img.source
+    img = base_image("nvcr.io/nvidia/pytorch:23.03-py3")
+    assert img.torch.version == "2.0.0a0+1767026" and img.cuda == (12, 1)
+    assert img.python is None  # not found in a readable copy of the notes: unknown
+
+
+def test_a_release_without_an_entry_keeps_the_date_bound():
+    img = base_image("nvcr.io/nvidia/pytorch:24.08-py3")
+    assert img.torch.version is None and img.torch.highest_series is not None
+    assert img.python is None and img.cuda is None
+
+
+def test_python_tags_answer_their_python():
+    assert base_image("python:3.11-slim").python == "3.11"
+    assert base_image("python:3.9.18-bookworm").python == "3.9"
+    assert base_image("ubuntu:22.04").python is None
