@@ -207,3 +207,16 @@ def test_wd409_ngc_sets_the_arch_list_and_detectron2_needs_force_cuda(check):
     assert [f for f in check(base + d2) if f["rule"] == "WD409"] == []
     assert [f["severity"] for f in check(base + "ENV FORCE_CUDA=1\n" + d2) if f["rule"] == "WD409"] == ["warning"]
 
+
+
+def test_a_copy_to_a_path_a_workdir_names_lands_inside_that_directory(check):
+    text = f"""
+        FROM {RUNPOD}
+        COPY requirements.txt /workspace
+        WORKDIR /workspace
+        RUN pip install -r requirements.txt
+    """
+    f = check(text, files={"requirements.txt": "vllm>=0.6.0\n"})
+    assert wd403(f) == [(4, "error")]  # /workspace is a directory (WORKDIR on a file fails the build)
+    f = check(text.replace("WORKDIR /workspace", "WORKDIR /srv"), files={"requirements.txt": "vllm>=0.6.0\n"})
+    assert wd403(f) != [(4, "error")]  # /workspace is then a file: `-r requirements.txt` is not it

@@ -360,6 +360,21 @@ class DockerFacts:
             files.sort(key=lambda f: f.order)
         return out
 
+    @cached_property
+    def _workdirs(self) -> dict[int, set[str]]:
+        """Per stage, every WORKDIR it sets: a directory (a `COPY f /workspace` that precedes
+        `WORKDIR /workspace` copies into it, or the build would fail at the WORKDIR)."""
+        out: dict[int, set[str]] = {}
+        for ins in self.df.instructions:
+            stage = self.graph.stage_for(ins)
+            if stage is None or ins.keyword != "WORKDIR":
+                continue
+            words = [e.text for e in (self.graph.expanded_args(ins) or ())]
+            path = self.abs_path(ins, words[0]) if len(words) == 1 else None
+            if path is not None:
+                out.setdefault(stage.index, set()).add(path)
+        return out
+
     def _copy_files(self, ins: Instruction) -> Iterator[_File]:
         exp = self.graph.expanded_args(ins) or ()
         words = [e.text for e in exp]
@@ -372,7 +387,8 @@ class DockerFacts:
         order = (ins.index, -1)
         names = {h.name for h in ins.heredocs}
         sources = [w for w in words[:-1] if w.lstrip("<-") not in names and not w.startswith("<<")]
-        into_dir = dest_raw.endswith("/") or len(words) > 2 or dest_raw in (".", "./")
+        into_dir = (dest_raw.endswith("/") or len(words) > 2 or dest_raw in (".", "./")
+                    or dest in self._workdirs.get(self.graph.stage_for(ins).index, ()))  # type: ignore[union-attr]
         for h in ins.heredocs:
             path = posixpath.join(dest, h.name) if into_dir else dest
             text = h.body
