@@ -89,8 +89,13 @@ class Site:
         self._pool: ThreadPoolExecutor | None = None
 
     def prefetch(self, entries) -> None:
-        """Start reading these entries' ELF facts in the background (`elf` waits for them)."""
-        for entry in entries:
+        """Start reading these entries' ELF facts in the background (`elf` waits for them), the
+        largest first: the few big members then inflate side by side instead of one last, alone."""
+        def size(entry: Entry) -> int:
+            m = entry.source.member(entry.member) if entry.source is not None and entry.member else None
+            return m.size if m is not None and m.size is not None else 0
+
+        for entry in sorted(entries, key=size, reverse=True):
             if entry.placeholder or entry.path in self._elf or entry.path in self._futures:
                 continue
             if self._pool is None:
