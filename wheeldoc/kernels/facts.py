@@ -258,12 +258,17 @@ CACHE_MIN_MEMBER = 1 << 20  # smaller standalone cubins / PTX / fatbins (flashin
 # 16,000) are read faster than a cache file is found and decoded
 
 
+STREAM_MIN_MEMBER = 8 << 20  # deflated libraries at least this large are read while they
+# inflate (wheeldoc.kernels.stream); smaller ones are inflated into memory, which is as fast
+
+
 def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
-    reading the member (inflated into an anonymous temporary file when large, whose headers
-    are then read with pread). With `embedded` (a dict), the containers the member keeps in
-    its data sections are found while the member is open (wheeldoc.kernels.embedded), put
-    under its "found" key and cached like the headers."""
+    reading the member: a large deflated library while it inflates, keeping only its headers
+    (wheeldoc.kernels.stream); otherwise inflated (into an anonymous temporary file when large,
+    whose headers are then read with pread). With `embedded` (a dict), the containers the
+    member keeps in its data sections are found in the same pass (wheeldoc.kernels.embedded),
+    put under its "found" key and cached like the headers."""
     key = (member.sha256 if cache is not None and
            (member.size >= CACHE_MIN_MEMBER or not is_gpu_code_name(member.name)) else None)
     if key:
@@ -273,6 +278,23 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
                 return decode_fatbin(hit, archive.path, member.name)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("fatbin-headers", key, CACHE_VERSION)
+    if member.compression == "deflated" and member.size >= STREAM_MIN_MEMBER and \
+            is_library_name(member.name) and hasattr(archive, "stream"):
+        from wheeldoc.kernels.stream import Missing, read_member
+
+        try:
+            got = read_member(archive, member.name)
+        except Missing:
+            got = None  # a byte the headers needed was not kept: read it whole below
+        if got is not None:
+            fb = got.fatbin
+            if key and got.sha256 != key:
+                key = None  # (the stream raised already when RECORD disagrees)
+            if embedded is not None:
+                _embedded(archive, member, fb, got.scan, embedded, cache, key, Missing)
+            if key:
+                cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
+            return fb
     with archive.open(member.name) as data:
         if not _looks_like_code(bytes(data.buf[:4]), member.name):
             return None
@@ -280,26 +302,39 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
         fb = read_fatbin(data.buf, archive.path, member=member.name, fd=fd)
         if key:
             key = _verified_key(data, key)
-        if embedded is not None and fb.format == "elf" and \
-                any(e.kind in LOADABLE for e in fb.entries):
+        if embedded is not None:
             from wheeldoc.kernels.embedded import scan
 
-            try:
-                found = tuple((s, c) for s, c in scan(data.buf, archive.path, member.name, fd=fd)
-                              if any(e.kind in LOADABLE for e in c.entries))
-            except (InputError, OSError) as e:
-                found = ()
-                embedded["error"] = e  # a limit or a corrupt container: said in WD301 (embedded_error)
-            embedded["found"] = found
-            ekey = key
-            if ekey:
-                efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
-                             tuple(c for _, c in found))
-                cache.put("fatbin-embedded", ekey, CACHE_VERSION,
-                          {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
+            _embedded(archive, member, fb, lambda: scan(data.buf, archive.path, member.name, fd=fd),
+                      embedded, cache, key)
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb
+
+
+def _embedded(archive, member, fb: Fatbin, scan: Callable[[], tuple], embedded: dict, cache,
+              key: str | None, missing: type[Exception] | None = None) -> None:
+    """Search the member's data sections (`scan()`) when its .nv_fatbin holds loadable code,
+    into `embedded` ("found", or "error" with what stopped the search), cached under `key`.
+    A `missing` error (the stream did not keep a byte the search needed) leaves `embedded`
+    empty: the search then re-reads the member if a verdict ever needs it."""
+    if fb.format != "elf" or not any(e.kind in LOADABLE for e in fb.entries):
+        return
+    try:
+        found = tuple((s, c) for s, c in scan() if any(e.kind in LOADABLE for e in c.entries))
+    except (InputError, OSError) as e:
+        found = ()
+        embedded["error"] = e  # a limit or a corrupt container: said in WD301 (embedded_error)
+    except Exception as e:
+        if missing is None or not isinstance(e, missing):
+            raise
+        return
+    embedded["found"] = found
+    if key:
+        efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
+                     tuple(c for _, c in found))
+        cache.put("fatbin-embedded", key, CACHE_VERSION,
+                  {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
 
 
 # -- the header cache (JSON, see wheeldoc/core/cache.py) -------------------------------------------

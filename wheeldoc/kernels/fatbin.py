@@ -231,6 +231,13 @@ def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
     return Fatbin(path, member, "elf", name, sec.offset, sec.size, others, conts)
 
 
+def read_host_elf(buf: Buffer, path: str = "<buffer>", *, member: str | None = None) -> Fatbin:
+    """The fatbin section of a host ELF held in `buf` (any object whose slices are bytes),
+    read by slicing it: wheeldoc.kernels.stream hands a buffer holding only the bytes a
+    member's headers need."""
+    return _host_elf(buf, _Reader(buf), path, member, None)
+
+
 def walk_containers(buf: Buffer, start: int, end: int, path: str = "<buffer>",
                     member: str | None = None) -> tuple[FatbinContainer, ...]:
     """Walk the containers lying back to back in `buf[start:end]` (offsets are absolute)."""
@@ -280,19 +287,30 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
 
 
 def _skip_zeros(reader: _Reader, pos: int, end: int, path: str, member: str | None) -> int:
-    """The 8-aligned offset after the zero padding at `pos`, read in 64 KiB pieces; more than
-    MAX_PADDING bytes of it is refused (linkers pad containers to a few hundred bytes)."""
-    start = pos
-    while pos < end:
-        if pos - start > MAX_PADDING:
-            raise LimitExceeded(path, f"more than {MAX_PADDING:,} bytes of zero padding between fatbin "
-                                "containers (limit MAX_PADDING)", offset=start, member=member)
-        piece = reader.read(pos, min(1 << 16, end - pos))
+    """The offset of the first non-zero byte after the zero padding at `pos`, rounded down to
+    8 bytes from `pos`; a run longer than MAX_PADDING bytes is refused (linkers pad containers
+    to a few hundred bytes). Read in pieces of 256 bytes growing to 64 KiB (`zero_pieces`), so
+    a reader that kept only the bytes around a short run (wheeldoc.kernels.stream) can answer."""
+    for at, size in zero_pieces(pos, end):
+        piece = reader.read(at, size)
         rest = piece.lstrip(b"\0")
         if rest:
-            return pos + (len(piece) - len(rest)) // 8 * 8
-        pos += len(piece)
+            return pos + (at + len(piece) - len(rest) - pos) // 8 * 8
+    if end - pos > MAX_PADDING:
+        raise LimitExceeded(path, f"more than {MAX_PADDING:,} bytes of zero padding between fatbin "
+                            "containers (limit MAX_PADDING)", offset=pos, member=member)
     return end
+
+
+def zero_pieces(pos: int, end: int):
+    """The (offset, size) pieces `_skip_zeros` reads from `pos`: 256 bytes, doubling to 64 KiB,
+    never past `end`, and none after MAX_PADDING + 1 bytes (every byte of the refused run)."""
+    at, size, stop = pos, 256, min(end, pos + MAX_PADDING + 1)
+    while at < stop:
+        n = min(size, stop - at)
+        yield at, n
+        at += n
+        size = min(size * 2, 1 << 16)
 
 
 def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
