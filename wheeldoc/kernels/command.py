@@ -96,10 +96,16 @@ def _fast_list(args: argparse.Namespace) -> int | None:
 
 def _write(text: str, output: str | None) -> None:
     """The plain listing, control characters in file names escaped (the report's writer,
-    `render.output.deliver`, does the same for every other text)."""
-    from wheeldoc.render.output import write_text
+    `render.output.deliver`, does the same for every other text), through `write_text`'s
+    redaction; to stdout without importing the report machinery."""
+    if output:
+        from wheeldoc.render.output import write_text
 
-    write_text(escape_controls(text), output)
+        write_text(escape_controls(text), output)
+        return
+    from wheeldoc.core.redact import redact_text
+
+    sys.stdout.write(redact_text(escape_controls(text)))  # what write_text does for stdout
 
 
 def _fast_list_json(args: argparse.Namespace) -> int | None:
@@ -145,10 +151,18 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
            "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
                        "fail_on": args.fail_on or "warning", "exit_code": 0},
            "entries": entries, "libraries": libraries}
+    # What may hold a secret (core.redact looks for URL userinfo and token-like words): the
+    # paths and identifiers, as encoded; the rest is field names, numbers and header words
+    # (cubin, sm_90a, 9.0, zstd), each between quotes, commas or blanks, which no looked-for
+    # word crosses. So the text needs the redaction exactly when these parts do (one look over
+    # them instead of two over a listing of megabytes).
+    parts = [enc(path) for path, _ in read]
     if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
         # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
         lines = []
         for path, fb in read:
+            parts.extend({enc(e.identifier) for e in fb.entries if e.identifier is not None})
+            parts.extend({f"{e.kind} {e.arch} {e.ptx_isa} {e.compression}" for e in fb.entries})
             lib = enc(path)
             lines.extend(
                 f'{{"library": {lib}, "container": {e.container}, "index": {e.index}, '
@@ -159,13 +173,20 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
                 f'{"null" if e.identifier is None else enc(e.identifier)}, '
                 f'"concat": {"false" if e.parent is None else "true"}}}' for e in fb.entries)
         doc["entries"] = "\0entries"
-        text = dumps(doc).replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+        head = dumps(doc)
+        parts.extend((head, lines[0] if lines else ""))
+        text = head.replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
     else:
         text = dumps(doc)
-    from wheeldoc.core.redact import redact_json_text
-    from wheeldoc.render.output import write_text
+        parts = [text]
+    from wheeldoc.core.redact import may_hold_secret, redact_json_text
 
-    write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
+    if args.output or may_hold_secret("\n".join(parts)):
+        from wheeldoc.render.output import write_text
+
+        write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
+    else:
+        sys.stdout.write(text)  # nothing either redaction would change
     return 0
 
 
