@@ -160,18 +160,31 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
     if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
         # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
         lines = []
+        append = lines.append
         for path, fb in read:
-            parts.extend({enc(e.identifier) for e in fb.entries if e.identifier is not None})
-            parts.extend({f"{e.kind} {e.arch} {e.ptx_isa} {e.compression}" for e in fb.entries})
             lib = enc(path)
-            lines.extend(
-                f'{{"library": {lib}, "container": {e.container}, "index": {e.index}, '
-                f'"kind": "{e.kind}", "arch": "{e.arch}", "ptx_isa": '
-                f'{"null" if e.ptx_isa is None else chr(34) + e.ptx_isa + chr(34)}, "compression": '
-                f'{"null" if e.compression is None else chr(34) + e.compression + chr(34)}, '
-                f'"size": {e.size}, "identifier": '
-                f'{"null" if e.identifier is None else enc(e.identifier)}, '
-                f'"concat": {"false" if e.parent is None else "true"}}}' for e in fb.entries)
+            mids: dict = {}  # the fields one header decides, per (kind, sm, suffix, ISA, codec)
+            ids: dict = {}  # encoded identifiers
+            for (container, index, _off, kind, _code, sm, suffix, version, _flags, _hsize, _poff,
+                 psize, _csize, dsize, compression, identifier, _opts, _accel, parent) in fb.entries:
+                key = (kind, sm, suffix, version, compression)
+                mid = mids.get(key)
+                if mid is None:  # what the entry's arch, ptx_isa and size properties say
+                    isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
+                    codec = "null" if compression is None else f'"{compression}"'
+                    mid = mids[key] = (f'"kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": '
+                                       f'{isa}, "compression": {codec}, "size": ')
+                if identifier is None:
+                    ident = "null"
+                else:
+                    ident = ids.get(identifier)
+                    if ident is None:
+                        ident = ids[identifier] = enc(identifier)
+                append(f'{{"library": {lib}, "container": {container}, "index": {index}, {mid}'
+                       f'{psize if dsize is None else dsize}, "identifier": {ident}, "concat": '
+                       f'{"false" if parent is None else "true"}}}')
+            parts.extend(ids.values())
+            parts.extend(mids.values())
         doc["entries"] = "\0entries"
         head = dumps(doc)
         parts.extend((head, lines[0] if lines else ""))

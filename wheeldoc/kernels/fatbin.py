@@ -246,21 +246,24 @@ def walk_containers(buf: Buffer, start: int, end: int, path: str = "<buffer>",
     return _walk(_Reader(buf), start, end, path, member)
 
 
+_new_tuple = tuple.__new__  # a NamedTuple built without its generated __new__ (a frame less)
+
+
 def _walk(reader: _Reader, start: int, end: int, path: str,
           member: str | None) -> tuple[FatbinContainer, ...]:
     out: list[FatbinContainer] = []
     n_entries = 0
     pos = start
+    read, unpack, want = reader.read, CONTAINER.unpack_from, CONTAINER.size + HEAD_READ
     while pos < end:
         left = end - pos
-        head = reader.read(pos, CONTAINER.size + HEAD_READ if left > CONTAINER.size + HEAD_READ
-                           else left)
+        head = read(pos, want if left > want else left)
         if len(head) < CONTAINER.size:
             if not any(head):
                 break  # trailing padding
             raise InputError(path, f"truncated fatbin container header ({end - pos} bytes left)",
                              offset=pos, member=member)
-        magic, version, hsize, fat_size = CONTAINER.unpack_from(head, 0)
+        magic, version, hsize, fat_size = unpack(head, 0)
         if magic != FATBIN_MAGIC:
             if not any(head[:8]):
                 pos = _skip_zeros(reader, pos, end, path, member)  # padding between containers
@@ -281,7 +284,7 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
         if n_entries > MAX_ENTRIES:
             raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)", offset=pos,
                                 member=member)
-        out.append(FatbinContainer(len(out), pos, version, hsize, fat_size, entries))
+        out.append(_new_tuple(FatbinContainer, (len(out), pos, version, hsize, fat_size, entries)))
         pos = cend
     return tuple(out)
 
@@ -316,55 +319,60 @@ def zero_pieces(pos: int, end: int):
 def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
                   path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
     out: list[FatbinEntry] = []
-    read = reader.read
+    read, unpack, esize, kinds, new, entry_type = (reader.read, ENTRY.unpack_from, ENTRY.size,
+                                                   KINDS, _new_tuple, FatbinEntry)
+    index = first_index
     while pos < end:
         want = HEAD_READ if end - pos > HEAD_READ else end - pos
         head = first if len(first) >= want else read(pos, want)
         first = b""
-        if len(head) < ENTRY.size:
+        have = len(head)
+        if have < esize:
             raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
                              f"container)", offset=pos, member=member)
         (kind_code, _ever, hsize, psize, csize, opts_off, minor, major, sm, ident_off, ident_len,
-         flags, _key, dsize) = ENTRY.unpack_from(head, 0)
-        if hsize < ENTRY.size or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
+         flags, _key, dsize) = unpack(head, 0)
+        if hsize < esize or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
             raise _bad(path, member, f"header size {hsize} (container has {end - pos} bytes left)",
                        pos + 4)
         if psize > end - pos - hsize:
             raise _bad(path, member, f"payload size {psize} runs past the container end "
                        f"({end - pos - hsize} bytes left)", pos + 8)
-        if hsize > len(head):
+        if hsize > have:
             head = read(pos, hsize)
-        compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
-                       else "unknown" if flags & 0x1000 else None)  # 0x1000: legacy, never seen
-        if compression is None:
-            csize_v = dsize_v = None
-        else:
+        if flags & (FLAG_ZSTD | FLAG_LZ4 | 0x1000):
+            compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                           else "unknown")  # 0x1000: legacy, never seen
             if csize == 0 or csize > psize:
                 raise _bad(path, member, f"compressed size {csize} does not fit the stored {psize} "
                            "bytes", pos + 16)
             csize_v, dsize_v = csize, dsize
+        else:
+            compression = csize_v = dsize_v = None
         identifier = None
         if ident_off:
-            if ident_off < ENTRY.size or ident_off + ident_len > hsize:
+            if ident_off < esize or ident_off + ident_len > hsize:
                 raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside the "
                            "header", pos + 32)
             raw = head[ident_off:ident_off + ident_len].split(b"\0", 1)[0]
             identifier = raw.decode("utf-8", "replace")
-        kind = KINDS.get(kind_code, "other")
+        kind = kinds.get(kind_code, "other")
         if opts_off and kind_code != KIND_CONCAT:
             options, accel = _options(head, hsize, opts_off, kind, pos, path, member)
         else:
             options = accel = None
         suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
-        entry = FatbinEntry(container, first_index + len(out), pos, kind, kind_code, sm, suffix,
-                            (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
-                            compression, identifier, options, accel)
+        entry = new(entry_type, (container, index, pos, kind, kind_code, sm, suffix,
+                                 (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
+                                 compression, identifier, options, accel, None))
         if kind_code == KIND_CONCAT:
-            out.extend(_concat_members(head, entry, first_index + len(out), path, member))
+            out.extend(_concat_members(head, entry, index, path, member))
+            index = first_index + len(out)
         else:
             out.append(entry)
+            index += 1
         pos += hsize + psize
-        if first_index + len(out) > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
+        if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
             raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)",
                                 offset=pos, member=member)
     return tuple(out)
