@@ -219,6 +219,10 @@ def _read_directory(root: str, out: Inputs) -> None:
             _add(out, path, os.path.relpath(path, root), None, root, fb, path)
 
 
+READERS = 2  # large members read at once, each on its own thread (zlib and hashlib release
+# the GIL): a wheel's libraries are separate deflate streams, so two inflate side by side
+
+
 def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
     from wheeldoc.binary.members import WheelArchive
 
@@ -226,20 +230,38 @@ def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
         for rej in archive.rejected:
             if is_candidate_name(rej.name):
                 out.skipped.append(Skipped(path, f"member refused: {rej.reason}", rej.name))
-        for member in archive.members:
-            if not is_candidate_name(member.name):
-                continue
-            scanned: dict = {}
-            try:
-                fb = _member_fatbin(archive, member, cache, scanned if embedded else None)
-            except InputError as e:
-                out.skipped.append(Skipped(path, reason(e), member.name))
-                continue
-            if fb is not None:
-                find = (_raising(scanned["error"]) if "error" in scanned
-                        else (lambda f=scanned["found"]: f) if "found" in scanned
-                        else _in_wheel(path, member, cache))
-                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
+        members = [m for m in archive.members if is_candidate_name(m.name)]
+        big = [m for m in members if _streams(m)]
+        readers = min(READERS, os.cpu_count() or 1, len(big))
+        pool = None
+        futures: dict = {}
+        if readers > 1:  # the large members start on the pool; results are taken in order
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(readers, thread_name_prefix="wheeldoc-member")
+            futures = {m.name: pool.submit(_read_member, archive, m, cache, embedded) for m in big}
+        try:
+            for member in members:
+                job = futures.get(member.name)
+                try:
+                    fb, scanned = (job.result() if job is not None
+                                   else _read_member(archive, member, cache, embedded))
+                except InputError as e:
+                    out.skipped.append(Skipped(path, reason(e), member.name))
+                    continue
+                if fb is not None:
+                    find = (_raising(scanned["error"]) if "error" in scanned
+                            else (lambda f=scanned["found"]: f) if "found" in scanned
+                            else _in_wheel(path, member, cache))
+                    _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_member(archive, member, cache, embedded: bool) -> tuple[Fatbin | None, dict]:
+    scanned: dict = {}
+    return _member_fatbin(archive, member, cache, scanned if embedded else None), scanned
 
 
 def _verified_key(data, key: str) -> str | None:
@@ -262,6 +284,12 @@ STREAM_MIN_MEMBER = 8 << 20  # deflated libraries at least this large are read w
 # inflate (wheeldoc.kernels.stream); smaller ones are inflated into memory, which is as fast
 
 
+def _streams(member) -> bool:
+    """Whether a wheel member is read while it inflates (wheeldoc.kernels.stream)."""
+    return (member.compression == "deflated" and member.size >= STREAM_MIN_MEMBER
+            and is_library_name(member.name))
+
+
 def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
     reading the member: a large deflated library while it inflates, keeping only its headers
@@ -278,8 +306,7 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
                 return decode_fatbin(hit, archive.path, member.name)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("fatbin-headers", key, CACHE_VERSION)
-    if member.compression == "deflated" and member.size >= STREAM_MIN_MEMBER and \
-            is_library_name(member.name) and hasattr(archive, "stream"):
+    if _streams(member) and hasattr(archive, "stream"):
         from wheeldoc.kernels.stream import Missing, read_member
 
         try:
