@@ -1,8 +1,9 @@
 """Facts for `wheeldoc kernels`: the GPU code of every library in the inputs, and how each of
 its containers loads on a target GPU and driver (wheeldoc.kernels.load_model).
 
-Inputs are `.so` files, wheels (each `*.so*` member read straight from the archive, one at a
-time, never unpacked), directories (every `*.so*` file, symlinks skipped) and standalone
+Inputs are `.so` files, wheels (each `*.so*` member read straight from the archive, never
+unpacked; a large library while it inflates, keeping only its headers, two at a time on
+threads: wheeldoc.kernels.stream), directories (every `*.so*` file, symlinks skipped) and standalone
 `.fatbin` / `.cubin` / `.ptx` files. A library that cannot be read inside a wheel or a
 directory is skipped (WD002) and the others are still analyzed; an input given by name that
 cannot be read is an input error (WD001).
