@@ -184,3 +184,39 @@ def test_kernels_on_a_wheel_of_several_streamed_members_reads_them_side_by_side(
     assert outs[0] == outs[1] == outs[2]
     assert len(outs[0]["libraries"]) == 5
     assert os.path.isdir(tmp_path / "cache-0-2" / "fatbin-headers")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["libembedded.so", "libmulti.so", "libconcat.so", "story/_C.abi3.so"])
+def test_mutated_libraries_stream_to_the_whole_members_answer_or_give_up(name):
+    """Bytes flipped in headers, tables and padding: the streamed answer (result or InputError)
+    is the whole member's, or the stream says `Missing`; nothing else escapes."""
+    from wheeldoc.kernels.fatbin import read_fatbin
+
+    rng = random.Random(name)
+    base = (K / name).read_bytes()
+    answered = 0
+    for _ in range(150):
+        data = bytearray(base)
+        for _ in range(rng.randint(1, 4)):
+            at = rng.randrange(len(data))
+            data[at] = rng.randrange(256)
+        data = bytes(data)
+        try:
+            fb = read_fatbin(data, "x")
+        except InputError as e:
+            whole = (("error", e.message, e.offset), None)
+        else:
+            try:
+                whole = (fb, scan(data, "x", None) if fb.format == "elf" else ())
+            except InputError as e:
+                whole = (fb, ("error", e.message, e.offset))
+        if not stream.is_host_elf_head(data[:20]):
+            continue
+        try:
+            got = _streamed(_kept(data, rng.choice([7, 64, 4096])))
+        except stream.Missing:
+            continue
+        assert got == whole
+        answered += 1
+    assert answered > 50
