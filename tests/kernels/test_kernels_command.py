@@ -513,3 +513,28 @@ def test_fast_json_listing_of_a_large_listing_is_byte_for_byte_too(tmp_path, mon
     assert command.run(argparse.Namespace(**ns, output=str(full))) == 0
     assert len(json.loads(fast.read_text())["entries"]) > 300
     assert fast.read_text() == full.read_text()
+
+
+@pytest.mark.parametrize("name", ["plain.fatbin", "hf_aB3dE5fG7hI9jK1lM3nO5pQ7.fatbin",
+                                  "tok \u00eauth=abcdefghijklmnopqrstuvwxyz.fatbin"])
+def test_fast_json_listing_to_stdout_redacts_as_the_full_path(name, tmp_path, monkeypatch, capsys):
+    """The fast JSON listing looks for secrets only in the paths and identifiers it prints
+    (one look instead of two over megabytes); what reaches stdout is still exactly the full
+    path's redacted document, for a plain name and for names that hold a token (ASCII-escaped
+    `\\u00ea` + `uth` reads `auth` only once encoded)."""
+    import argparse
+
+    from wheeldoc.kernels import command
+
+    big = tmp_path / name
+    big.write_bytes((ROOT / K / "fb-sm80-ptx80.fatbin").read_bytes() * 150)
+    ns = dict(paths=[str(big), str(ROOT / K / "libident.so")], list=True, coverage=False,
+              gpu=None, driver=None, platform=None, python_version=None, format="json",
+              config=None, fail_on=None, select=None, ignore=None, color="never", output=None)
+    assert command._fast_list_json(argparse.Namespace(**ns)) == 0
+    fast = capsys.readouterr().out
+    monkeypatch.setattr(command, "_plain_listing", lambda args, fmt="text": False)
+    assert command.run(argparse.Namespace(**ns)) == 0
+    full = capsys.readouterr().out
+    assert fast == full and len(json.loads(fast)["entries"]) > 256
+    assert ("***" in fast) == (name != "plain.fatbin")

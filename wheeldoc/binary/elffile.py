@@ -1,6 +1,6 @@
 """Minimal, fast ELF reader: header and section table through `struct` on a buffer.
 
-Works on any object supporting the buffer protocol (bytes, mmap). Every offset and
+Works on bytes, mmap, memoryview, or any object whose slices are bytes. Every offset and
 size the file declares is checked against the buffer, so a truncated or hostile file
 raises `InputError` instead of reading past the end. Higher-level readers (dynamic
 symbols, needed libraries, fatbin sections) build on `ElfFile.section`.
@@ -101,7 +101,9 @@ class ElfFile:
         end = "<" if self.header_little else ">"
         size = struct.calcsize(end + fmt)
         self.check_range(offset, size, "structure")
-        return struct.unpack_from(end + fmt, self.buf, offset)
+        # a slice, not unpack_from: the buffer may be one that only slices (a member's kept
+        # bytes, wheeldoc.kernels.stream), not one with the buffer protocol
+        return struct.unpack(end + fmt, self.buf[offset: offset + size])
 
     # -- header and sections -------------------------------------------------
     def _read_header(self) -> ElfHeader:

@@ -51,7 +51,7 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 IN_MEMORY_MAX = 8 << 20  # inflate smaller members into memory, larger into a temporary file
-_IN_CHUNK, _OUT_CHUNK, _PENDING = 1 << 20, 8 << 20, 8
+_IN_CHUNK, _OUT_CHUNK, _PENDING = 256 << 10, 1 << 20, 8  # pieces of 1 MiB stay in the CPU caches for the checks
 _DROP_EVERY = 16 << 20  # consumed compressed bytes given back to the kernel in steps of this
 
 

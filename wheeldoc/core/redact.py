@@ -16,7 +16,6 @@ secret:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -62,6 +61,12 @@ def _suspect(text: str) -> bool:
     return any(h in lower for h in _TOKEN_HINTS) or any(h in lower for h in _NAME_HINTS)
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether `redact_text` or `redact_json_text` could change `text`: the substring tests that
+    gate their patterns (False: both return `text` as it is)."""
+    return bool(text) and _suspect(text)
+
+
 def has_secret(text: str | None) -> bool:
     """Whether `text` holds something `redact_text` would mask."""
     return bool(text) and redact_text(text) != text
@@ -90,6 +95,8 @@ def redact_json_text(text: str, indent: int | None = 2) -> str:
     and written back in the same layout; unchanged when nothing in it looks like a secret."""
     if not _suspect(text):
         return text
+    import json
+
     try:
         doc = json.loads(text)
     except ValueError:

@@ -96,10 +96,16 @@ def _fast_list(args: argparse.Namespace) -> int | None:
 
 def _write(text: str, output: str | None) -> None:
     """The plain listing, control characters in file names escaped (the report's writer,
-    `render.output.deliver`, does the same for every other text)."""
-    from wheeldoc.render.output import write_text
+    `render.output.deliver`, does the same for every other text), through `write_text`'s
+    redaction; to stdout without importing the report machinery."""
+    if output:
+        from wheeldoc.render.output import write_text
 
-    write_text(escape_controls(text), output)
+        write_text(escape_controls(text), output)
+        return
+    from wheeldoc.core.redact import redact_text
+
+    sys.stdout.write(redact_text(escape_controls(text)))  # what write_text does for stdout
 
 
 def _fast_list_json(args: argparse.Namespace) -> int | None:
@@ -145,27 +151,55 @@ def _fast_list_json(args: argparse.Namespace) -> int | None:
            "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
                        "fail_on": args.fail_on or "warning", "exit_code": 0},
            "entries": entries, "libraries": libraries}
+    # What may hold a secret (core.redact looks for URL userinfo and token-like words): the
+    # paths and identifiers, as encoded; the rest is field names, numbers and header words
+    # (cubin, sm_90a, 9.0, zstd), each between quotes, commas or blanks, which no looked-for
+    # word crosses. So the text needs the redaction exactly when these parts do (one look over
+    # them instead of two over a listing of megabytes).
+    parts = [enc(path) for path, _ in read]
     if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
         # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
         lines = []
+        append = lines.append
         for path, fb in read:
             lib = enc(path)
-            lines.extend(
-                f'{{"library": {lib}, "container": {e.container}, "index": {e.index}, '
-                f'"kind": "{e.kind}", "arch": "{e.arch}", "ptx_isa": '
-                f'{"null" if e.ptx_isa is None else chr(34) + e.ptx_isa + chr(34)}, "compression": '
-                f'{"null" if e.compression is None else chr(34) + e.compression + chr(34)}, '
-                f'"size": {e.size}, "identifier": '
-                f'{"null" if e.identifier is None else enc(e.identifier)}, '
-                f'"concat": {"false" if e.parent is None else "true"}}}' for e in fb.entries)
+            mids: dict = {}  # the fields one header decides, per (kind, sm, suffix, ISA, codec)
+            ids: dict = {}  # encoded identifiers
+            for (container, index, _off, kind, _code, sm, suffix, version, _flags, _hsize, _poff,
+                 psize, _csize, dsize, compression, identifier, _opts, _accel, parent) in fb.entries:
+                key = (kind, sm, suffix, version, compression)
+                mid = mids.get(key)
+                if mid is None:  # what the entry's arch, ptx_isa and size properties say
+                    isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
+                    codec = "null" if compression is None else f'"{compression}"'
+                    mid = mids[key] = (f'"kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": '
+                                       f'{isa}, "compression": {codec}, "size": ')
+                if identifier is None:
+                    ident = "null"
+                else:
+                    ident = ids.get(identifier)
+                    if ident is None:
+                        ident = ids[identifier] = enc(identifier)
+                append(f'{{"library": {lib}, "container": {container}, "index": {index}, {mid}'
+                       f'{psize if dsize is None else dsize}, "identifier": {ident}, "concat": '
+                       f'{"false" if parent is None else "true"}}}')
+            parts.extend(ids.values())
+            parts.extend(mids.values())
         doc["entries"] = "\0entries"
-        text = dumps(doc).replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+        head = dumps(doc)
+        parts.extend((head, lines[0] if lines else ""))
+        text = head.replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
     else:
         text = dumps(doc)
-    from wheeldoc.core.redact import redact_json_text
-    from wheeldoc.render.output import write_text
+        parts = [text]
+    from wheeldoc.core.redact import may_hold_secret, redact_json_text
 
-    write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
+    if args.output or may_hold_secret("\n".join(parts)):
+        from wheeldoc.render.output import write_text
+
+        write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
+    else:
+        sys.stdout.write(text)  # nothing either redaction would change
     return 0
 
 

@@ -43,15 +43,41 @@ def _offsets(read, start: int, end: int) -> Iterator[int]:
         pos += CHUNK
 
 
-def scan(buf, path: str, member: str | None = None,
-         fd: int | None = None) -> tuple[tuple[str, FatbinContainer], ...]:
+class _Finder:
+    """`next(lo, end)`: the first 8-aligned magic at or after `lo` whose four bytes lie before
+    `end`, found by reading the buffer (or the file) in chunks, each chunk searched once."""
+
+    def __init__(self, read) -> None:
+        self.read = read
+        self.hits: Iterator[int] | None = None
+        self.span = (0, 0)  # [start, end) of the range the current iterator walks
+        self.last = -1  # the last offset it yielded
+
+    def next(self, lo: int, end: int) -> int | None:
+        if self.hits is None or not self.span[0] <= lo <= self.span[1] or self.span[1] != end \
+                or lo <= self.last:
+            self.hits, self.span, self.last = _offsets(self.read, lo, end), (lo, end), lo - 1
+        for at in self.hits:
+            self.last = at
+            if at >= lo:
+                return at
+        self.span = (end, end)
+        return None
+
+
+def scan(buf, path: str, member: str | None = None, fd: int | None = None,
+         find=None) -> tuple[tuple[str, FatbinContainer], ...]:
     """(section, container) for every whole container found in the data sections of an ELF
-    `buf`; with `fd`, section bytes are read with pread rather than through `buf`."""
+    `buf`; with `fd`, section bytes are read with pread rather than through `buf`. `find(lo,
+    end)` gives the next 8-aligned magic at or after `lo` (default: searching the section's
+    bytes); wheeldoc.kernels.stream passes the hits it found while the member inflated."""
     elf = ElfFile(buf, path, member)
     if fd is not None:
         read = lambda at, n: os.pread(fd, n, at)  # noqa: E731
     else:
         read = lambda at, n: bytes(buf[at:at + n])  # noqa: E731
+    if find is None:
+        find = _Finder(read).next
     found: list[tuple[str, FatbinContainer]] = []
     for name in SECTIONS:
         sec = elf.section(name)
@@ -62,10 +88,9 @@ def scan(buf, path: str, member: str | None = None,
         # back to back, so honest walks cover each byte once; hostile candidates that overlap
         # and fail at their end would cost candidates x section.
         budget = WALK_FACTOR * sec.size + WALK_FLOOR
-        after = sec.offset  # a found container's bytes hold no other container
-        for at in _offsets(read, sec.offset, end):
-            if at < after:
-                continue
+        lo = sec.offset  # a found container's bytes hold no other container
+        while (at := find(lo, end)) is not None:
+            lo = at + 1
             head = read(at, HEAD.size)
             if len(head) < HEAD.size:
                 continue
@@ -82,7 +107,7 @@ def scan(buf, path: str, member: str | None = None,
             except (InputError, ValueError):
                 continue  # four bytes that only look like a container
             found.append((name, c._replace(index=len(found))))
-            after = at + 16 + fat_size
+            lo = at + 16 + fat_size
     return tuple(found)
 
 

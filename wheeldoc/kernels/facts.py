@@ -1,8 +1,9 @@
 """Facts for `wheeldoc kernels`: the GPU code of every library in the inputs, and how each of
 its containers loads on a target GPU and driver (wheeldoc.kernels.load_model).
 
-Inputs are `.so` files, wheels (each `*.so*` member read straight from the archive, one at a
-time, never unpacked), directories (every `*.so*` file, symlinks skipped) and standalone
+Inputs are `.so` files, wheels (each `*.so*` member read straight from the archive, never
+unpacked; a large library while it inflates, keeping only its headers, two at a time on
+threads: wheeldoc.kernels.stream), directories (every `*.so*` file, symlinks skipped) and standalone
 `.fatbin` / `.cubin` / `.ptx` files. A library that cannot be read inside a wheel or a
 directory is skipped (WD002) and the others are still analyzed; an input given by name that
 cannot be read is an input error (WD001).
@@ -219,6 +220,10 @@ def _read_directory(root: str, out: Inputs) -> None:
             _add(out, path, os.path.relpath(path, root), None, root, fb, path)
 
 
+READERS = 2  # large members read at once, each on its own thread (zlib and hashlib release
+# the GIL): a wheel's libraries are separate deflate streams, so two inflate side by side
+
+
 def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
     from wheeldoc.binary.members import WheelArchive
 
@@ -226,20 +231,38 @@ def _read_wheel(path: str, out: Inputs, cache, embedded: bool = False) -> None:
         for rej in archive.rejected:
             if is_candidate_name(rej.name):
                 out.skipped.append(Skipped(path, f"member refused: {rej.reason}", rej.name))
-        for member in archive.members:
-            if not is_candidate_name(member.name):
-                continue
-            scanned: dict = {}
-            try:
-                fb = _member_fatbin(archive, member, cache, scanned if embedded else None)
-            except InputError as e:
-                out.skipped.append(Skipped(path, reason(e), member.name))
-                continue
-            if fb is not None:
-                find = (_raising(scanned["error"]) if "error" in scanned
-                        else (lambda f=scanned["found"]: f) if "found" in scanned
-                        else _in_wheel(path, member, cache))
-                _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
+        members = [m for m in archive.members if is_candidate_name(m.name)]
+        big = [m for m in members if _streams(m)]
+        readers = min(READERS, os.cpu_count() or 1, len(big))
+        pool = None
+        futures: dict = {}
+        if readers > 1:  # the large members start on the pool; results are taken in order
+            from concurrent.futures import ThreadPoolExecutor
+
+            pool = ThreadPoolExecutor(readers, thread_name_prefix="wheeldoc-member")
+            futures = {m.name: pool.submit(_read_member, archive, m, cache, embedded) for m in big}
+        try:
+            for member in members:
+                job = futures.get(member.name)
+                try:
+                    fb, scanned = (job.result() if job is not None
+                                   else _read_member(archive, member, cache, embedded))
+                except InputError as e:
+                    out.skipped.append(Skipped(path, reason(e), member.name))
+                    continue
+                if fb is not None:
+                    find = (_raising(scanned["error"]) if "error" in scanned
+                            else (lambda f=scanned["found"]: f) if "found" in scanned
+                            else _in_wheel(path, member, cache))
+                    _add(out, f"{path}!{member.name}", member.name, member.name, path, fb, path, find)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _read_member(archive, member, cache, embedded: bool) -> tuple[Fatbin | None, dict]:
+    scanned: dict = {}
+    return _member_fatbin(archive, member, cache, scanned if embedded else None), scanned
 
 
 def _verified_key(data, key: str) -> str | None:
@@ -258,12 +281,23 @@ CACHE_MIN_MEMBER = 1 << 20  # smaller standalone cubins / PTX / fatbins (flashin
 # 16,000) are read faster than a cache file is found and decoded
 
 
+STREAM_MIN_MEMBER = 8 << 20  # deflated libraries at least this large are read while they
+# inflate (wheeldoc.kernels.stream); smaller ones are inflated into memory, which is as fast
+
+
+def _streams(member) -> bool:
+    """Whether a wheel member is read while it inflates (wheeldoc.kernels.stream)."""
+    return (member.compression == "deflated" and member.size >= STREAM_MIN_MEMBER
+            and is_library_name(member.name))
+
+
 def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatbin | None:
     """The fatbin headers of one member, from the cache (keyed by the RECORD sha256) or by
-    reading the member (inflated into an anonymous temporary file when large, whose headers
-    are then read with pread). With `embedded` (a dict), the containers the member keeps in
-    its data sections are found while the member is open (wheeldoc.kernels.embedded), put
-    under its "found" key and cached like the headers."""
+    reading the member: a large deflated library while it inflates, keeping only its headers
+    (wheeldoc.kernels.stream); otherwise inflated (into an anonymous temporary file when large,
+    whose headers are then read with pread). With `embedded` (a dict), the containers the
+    member keeps in its data sections are found in the same pass (wheeldoc.kernels.embedded),
+    put under its "found" key and cached like the headers."""
     key = (member.sha256 if cache is not None and
            (member.size >= CACHE_MIN_MEMBER or not is_gpu_code_name(member.name)) else None)
     if key:
@@ -273,6 +307,22 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
                 return decode_fatbin(hit, archive.path, member.name)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("fatbin-headers", key, CACHE_VERSION)
+    if _streams(member) and hasattr(archive, "stream"):
+        from wheeldoc.kernels.stream import Missing, read_member
+
+        try:
+            got = read_member(archive, member.name)
+        except Missing:
+            got = None  # a byte the headers needed was not kept: read it whole below
+        if got is not None:
+            fb = got.fatbin
+            if key and got.sha256 != key:
+                key = None  # (the stream raised already when RECORD disagrees)
+            if embedded is not None:
+                _embedded(archive, member, fb, got.scan, embedded, cache, key, Missing)
+            if key:
+                cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
+            return fb
     with archive.open(member.name) as data:
         if not _looks_like_code(bytes(data.buf[:4]), member.name):
             return None
@@ -280,26 +330,39 @@ def _member_fatbin(archive, member, cache, embedded: dict | None = None) -> Fatb
         fb = read_fatbin(data.buf, archive.path, member=member.name, fd=fd)
         if key:
             key = _verified_key(data, key)
-        if embedded is not None and fb.format == "elf" and \
-                any(e.kind in LOADABLE for e in fb.entries):
+        if embedded is not None:
             from wheeldoc.kernels.embedded import scan
 
-            try:
-                found = tuple((s, c) for s, c in scan(data.buf, archive.path, member.name, fd=fd)
-                              if any(e.kind in LOADABLE for e in c.entries))
-            except (InputError, OSError) as e:
-                found = ()
-                embedded["error"] = e  # a limit or a corrupt container: said in WD301 (embedded_error)
-            embedded["found"] = found
-            ekey = key
-            if ekey:
-                efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
-                             tuple(c for _, c in found))
-                cache.put("fatbin-embedded", ekey, CACHE_VERSION,
-                          {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
+            _embedded(archive, member, fb, lambda: scan(data.buf, archive.path, member.name, fd=fd),
+                      embedded, cache, key)
     if key:
         cache.put("fatbin-headers", key, CACHE_VERSION, encode_fatbin(fb))
     return fb
+
+
+def _embedded(archive, member, fb: Fatbin, scan: Callable[[], tuple], embedded: dict, cache,
+              key: str | None, missing: type[Exception] | None = None) -> None:
+    """Search the member's data sections (`scan()`) when its .nv_fatbin holds loadable code,
+    into `embedded` ("found", or "error" with what stopped the search), cached under `key`.
+    A `missing` error (the stream did not keep a byte the search needed) leaves `embedded`
+    empty: the search then re-reads the member if a verdict ever needs it."""
+    if fb.format != "elf" or not any(e.kind in LOADABLE for e in fb.entries):
+        return
+    try:
+        found = tuple((s, c) for s, c in scan() if any(e.kind in LOADABLE for e in c.entries))
+    except (InputError, OSError) as e:
+        found = ()
+        embedded["error"] = e  # a limit or a corrupt container: said in WD301 (embedded_error)
+    except Exception as e:
+        if missing is None or not isinstance(e, missing):
+            raise
+        return
+    embedded["found"] = found
+    if key:
+        efb = Fatbin(archive.path, member.name, "embedded", None, None, None, (),
+                     tuple(c for _, c in found))
+        cache.put("fatbin-embedded", key, CACHE_VERSION,
+                  {"sections": [s for s, _ in found], "fatbin": encode_fatbin(efb)})
 
 
 # -- the header cache (JSON, see wheeldoc/core/cache.py) -------------------------------------------

@@ -181,10 +181,30 @@ class _Reader:
         self.buf, self.fd, self.size = buf, fd, len(buf)
         # read(offset, size): callers keep offset + size within the file.
         if fd is not None:
-            pread = os.pread
-            self.read = lambda offset, size: pread(fd, size, offset)
+            self.read = _window_reader(fd)
         else:
             self.read = lambda offset, size: bytes(buf[offset:offset + size])
+
+
+READ_AHEAD = 4096  # bytes read per pread: most entries are small (cuBLASLt: median 1.4 KB),
+# so the next headers are often in the bytes already read (5,666 entries: ~1,900 preads, not 5,666)
+
+
+def _window_reader(fd: int):
+    """read(offset, size) with `os.pread`, served from the last READ_AHEAD bytes read when they
+    hold the range (the same bytes a pread of exactly `size` would give)."""
+    pread = os.pread
+    win = [0, b""]
+
+    def read(offset: int, size: int) -> bytes:
+        start, data = win
+        if start <= offset and offset + size <= start + len(data):
+            return data[offset - start: offset - start + size]
+        data = pread(fd, size if size > READ_AHEAD else READ_AHEAD, offset)
+        win[0], win[1] = offset, data
+        return data[:size] if len(data) > size else data
+
+    return read
 
 
 def _read(buf: Buffer, reader: _Reader, path: str, member: str | None,
@@ -231,6 +251,13 @@ def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
     return Fatbin(path, member, "elf", name, sec.offset, sec.size, others, conts)
 
 
+def read_host_elf(buf: Buffer, path: str = "<buffer>", *, member: str | None = None) -> Fatbin:
+    """The fatbin section of a host ELF held in `buf` (any object whose slices are bytes),
+    read by slicing it: wheeldoc.kernels.stream hands a buffer holding only the bytes a
+    member's headers need."""
+    return _host_elf(buf, _Reader(buf), path, member, None)
+
+
 def walk_containers(buf: Buffer, start: int, end: int, path: str = "<buffer>",
                     member: str | None = None) -> tuple[FatbinContainer, ...]:
     """Walk the containers lying back to back in `buf[start:end]` (offsets are absolute)."""
@@ -239,21 +266,24 @@ def walk_containers(buf: Buffer, start: int, end: int, path: str = "<buffer>",
     return _walk(_Reader(buf), start, end, path, member)
 
 
+_new_tuple = tuple.__new__  # a NamedTuple built without its generated __new__ (a frame less)
+
+
 def _walk(reader: _Reader, start: int, end: int, path: str,
           member: str | None) -> tuple[FatbinContainer, ...]:
     out: list[FatbinContainer] = []
     n_entries = 0
     pos = start
+    read, unpack, want = reader.read, CONTAINER.unpack_from, CONTAINER.size + HEAD_READ
     while pos < end:
         left = end - pos
-        head = reader.read(pos, CONTAINER.size + HEAD_READ if left > CONTAINER.size + HEAD_READ
-                           else left)
+        head = read(pos, want if left > want else left)
         if len(head) < CONTAINER.size:
             if not any(head):
                 break  # trailing padding
             raise InputError(path, f"truncated fatbin container header ({end - pos} bytes left)",
                              offset=pos, member=member)
-        magic, version, hsize, fat_size = CONTAINER.unpack_from(head, 0)
+        magic, version, hsize, fat_size = unpack(head, 0)
         if magic != FATBIN_MAGIC:
             if not any(head[:8]):
                 pos = _skip_zeros(reader, pos, end, path, member)  # padding between containers
@@ -274,79 +304,95 @@ def _walk(reader: _Reader, start: int, end: int, path: str,
         if n_entries > MAX_ENTRIES:
             raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)", offset=pos,
                                 member=member)
-        out.append(FatbinContainer(len(out), pos, version, hsize, fat_size, entries))
+        out.append(_new_tuple(FatbinContainer, (len(out), pos, version, hsize, fat_size, entries)))
         pos = cend
     return tuple(out)
 
 
 def _skip_zeros(reader: _Reader, pos: int, end: int, path: str, member: str | None) -> int:
-    """The 8-aligned offset after the zero padding at `pos`, read in 64 KiB pieces; more than
-    MAX_PADDING bytes of it is refused (linkers pad containers to a few hundred bytes)."""
-    start = pos
-    while pos < end:
-        if pos - start > MAX_PADDING:
-            raise LimitExceeded(path, f"more than {MAX_PADDING:,} bytes of zero padding between fatbin "
-                                "containers (limit MAX_PADDING)", offset=start, member=member)
-        piece = reader.read(pos, min(1 << 16, end - pos))
+    """The offset of the first non-zero byte after the zero padding at `pos`, rounded down to
+    8 bytes from `pos`; a run longer than MAX_PADDING bytes is refused (linkers pad containers
+    to a few hundred bytes). Read in pieces of 256 bytes growing to 64 KiB (`zero_pieces`), so
+    a reader that kept only the bytes around a short run (wheeldoc.kernels.stream) can answer."""
+    for at, size in zero_pieces(pos, end):
+        piece = reader.read(at, size)
         rest = piece.lstrip(b"\0")
         if rest:
-            return pos + (len(piece) - len(rest)) // 8 * 8
-        pos += len(piece)
+            return pos + (at + len(piece) - len(rest) - pos) // 8 * 8
+    if end - pos > MAX_PADDING:
+        raise LimitExceeded(path, f"more than {MAX_PADDING:,} bytes of zero padding between fatbin "
+                            "containers (limit MAX_PADDING)", offset=pos, member=member)
     return end
+
+
+def zero_pieces(pos: int, end: int):
+    """The (offset, size) pieces `_skip_zeros` reads from `pos`: 256 bytes, doubling to 64 KiB,
+    never past `end`, and none after MAX_PADDING + 1 bytes (every byte of the refused run)."""
+    at, size, stop = pos, 256, min(end, pos + MAX_PADDING + 1)
+    while at < stop:
+        n = min(size, stop - at)
+        yield at, n
+        at += n
+        size = min(size * 2, 1 << 16)
 
 
 def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
                   path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
     out: list[FatbinEntry] = []
-    read = reader.read
+    read, unpack, esize, kinds, new, entry_type = (reader.read, ENTRY.unpack_from, ENTRY.size,
+                                                   KINDS, _new_tuple, FatbinEntry)
+    index = first_index
     while pos < end:
         want = HEAD_READ if end - pos > HEAD_READ else end - pos
         head = first if len(first) >= want else read(pos, want)
         first = b""
-        if len(head) < ENTRY.size:
+        have = len(head)
+        if have < esize:
             raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
                              f"container)", offset=pos, member=member)
         (kind_code, _ever, hsize, psize, csize, opts_off, minor, major, sm, ident_off, ident_len,
-         flags, _key, dsize) = ENTRY.unpack_from(head, 0)
-        if hsize < ENTRY.size or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
+         flags, _key, dsize) = unpack(head, 0)
+        if hsize < esize or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
             raise _bad(path, member, f"header size {hsize} (container has {end - pos} bytes left)",
                        pos + 4)
         if psize > end - pos - hsize:
             raise _bad(path, member, f"payload size {psize} runs past the container end "
                        f"({end - pos - hsize} bytes left)", pos + 8)
-        if hsize > len(head):
+        if hsize > have:
             head = read(pos, hsize)
-        compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
-                       else "unknown" if flags & 0x1000 else None)  # 0x1000: legacy, never seen
-        if compression is None:
-            csize_v = dsize_v = None
-        else:
+        if flags & (FLAG_ZSTD | FLAG_LZ4 | 0x1000):
+            compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                           else "unknown")  # 0x1000: legacy, never seen
             if csize == 0 or csize > psize:
                 raise _bad(path, member, f"compressed size {csize} does not fit the stored {psize} "
                            "bytes", pos + 16)
             csize_v, dsize_v = csize, dsize
+        else:
+            compression = csize_v = dsize_v = None
         identifier = None
         if ident_off:
-            if ident_off < ENTRY.size or ident_off + ident_len > hsize:
+            if ident_off < esize or ident_off + ident_len > hsize:
                 raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside the "
                            "header", pos + 32)
             raw = head[ident_off:ident_off + ident_len].split(b"\0", 1)[0]
             identifier = raw.decode("utf-8", "replace")
-        kind = KINDS.get(kind_code, "other")
+        kind = kinds.get(kind_code, "other")
         if opts_off and kind_code != KIND_CONCAT:
             options, accel = _options(head, hsize, opts_off, kind, pos, path, member)
         else:
             options = accel = None
         suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
-        entry = FatbinEntry(container, first_index + len(out), pos, kind, kind_code, sm, suffix,
-                            (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
-                            compression, identifier, options, accel)
+        entry = new(entry_type, (container, index, pos, kind, kind_code, sm, suffix,
+                                 (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
+                                 compression, identifier, options, accel, None))
         if kind_code == KIND_CONCAT:
-            out.extend(_concat_members(head, entry, first_index + len(out), path, member))
+            out.extend(_concat_members(head, entry, index, path, member))
+            index = first_index + len(out)
         else:
             out.append(entry)
+            index += 1
         pos += hsize + psize
-        if first_index + len(out) > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
+        if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
             raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)",
                                 offset=pos, member=member)
     return tuple(out)
