@@ -92,8 +92,9 @@ class Site:
         """Start reading these entries' ELF facts in the background (`elf` waits for them), the
         largest first: the few big members then inflate side by side instead of one last, alone."""
         def size(entry: Entry) -> int:
-            m = entry.source.member(entry.member) if entry.source is not None and entry.member else None
-            return m.size if m is not None and m.size is not None else 0
+            lookup = getattr(entry.source, "member", None)
+            m = lookup(entry.member) if lookup is not None and entry.member else None
+            return getattr(m, "size", None) or 0
 
         for entry in sorted(entries, key=size, reverse=True):
             if entry.placeholder or entry.path in self._elf or entry.path in self._futures:
