@@ -564,12 +564,17 @@ def run(facts: AbiFacts, ctx: Context) -> list[Finding]:
     # One warning per group of alternatives, the other failures are notes; the warning names a
     # library the site does not ship (FFmpeg's, not the package's own core it loads first).
     shipped = {e.name for e in facts.site.files.values()}
+
+    def ships(f: Finding) -> bool:  # the missing library is one the site has (loaded first by Python)
+        needed = f.data.get("needed")
+        return any(n in shipped for n in ([needed] if isinstance(needed, str) else needed or ()) if isinstance(n, str))
+
     warn: dict[str, Finding] = {}
     for f in found:
         lib = f.data.get("library")
         if isinstance(lib, str) and lib in tried and lib not in idle and f.severity == Severity.ERROR:
             best = warn.get(tried[lib])
-            if best is None or (best.data.get("needed") in shipped and f.data.get("needed") not in shipped):
+            if best is None or (ships(best) and not ships(f)):
                 warn[tried[lib]] = f
     out = []
     for f in found:
