@@ -46,7 +46,7 @@ def _block(monkeypatch, *names: str) -> None:
 def test_base_dependencies_leave_the_heavy_packages_to_extras():
     project = _pyproject()["project"]
     base = {d.split(">")[0].split("=")[0].split(";")[0].strip().lower() for d in project["dependencies"]}
-    assert base == {"packaging", "rich", "tomli", "cxxfilt"}, (
+    assert base == {"packaging", "tomli", "cxxfilt"}, (
         "a runtime dependency changed: measure the footprint (scripts/measure_footprint.py, "
         "tests/verbs/test_install.py) and update docs/install.md")
     extras = project["optional-dependencies"]

@@ -1,7 +1,7 @@
 """What `wheeldoc doctor` and `wheeldoc image` show: the verdict line, the environment and the
 machine, the ABI table, the kernel tables (wheeldoc kernels' own), then the findings grouped
 by severity (errors and warnings in full, information one line each); their JSON records; and
-the progress bar (rich, on stderr, only on a terminal) while libraries are read.
+the progress line (on stderr, only on a terminal) while libraries are read.
 """
 
 from __future__ import annotations
@@ -277,30 +277,31 @@ def render_text(report: Report, settings, sections, findings=None) -> int:
 
 @contextlib.contextmanager
 def progress_bar(label: str) -> Iterator[Callable | None]:
-    """A transient rich progress bar on stderr while libraries are read; None off a terminal
-    and with --quiet."""
-    from wheeldoc.core.terminal import quiet
+    """A transient progress line on stderr while libraries are read (label, percent, bytes, the
+    file), redrawn at most ten times a second and erased at the end; None off a terminal and
+    with --quiet."""
+    import time
+
+    from wheeldoc.core.terminal import human_size, quiet
 
     if quiet() or not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-    progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                        TextColumn("{task.fields[name]}", style="dim"), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True)
-    task = None
+    last = [0.0, False]  # when it was last drawn; whether anything is on screen
 
     def update(path: str, done: int, total: int, files: int) -> None:
-        nonlocal task
-        if task is None:
-            task = progress.add_task(label, total=total or None, name="")
-            progress.start()
-        progress.update(task, completed=done, total=total or None,
-                        name=escape_controls(path.rsplit("/", 1)[-1][:40], single_line=True))
+        now = time.monotonic()
+        if now - last[0] < 0.1 and done < total:
+            return
+        last[0], last[1] = now, True
+        pct = f"{100 * done // total:3d}% " if total else ""
+        name = escape_controls(path.rsplit("/", 1)[-1][:40], single_line=True)
+        sys.stderr.write(f"\r\x1b[2K{label} {pct}{human_size(done)} of {human_size(total)} \x1b[2m{name}\x1b[0m")
+        sys.stderr.flush()
 
     try:
         yield update
     finally:
-        progress.stop()
+        if last[1]:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()

@@ -7,8 +7,8 @@ in libraries, and what of it will run on a GPU and driver.
   (a driver new enough for it) and the verdict says so.
 - `--coverage` (the default view without `--gpu` or `--list`): libraries × architectures.
 
-The plain `--list` of files, in text, takes a short path that imports neither the report
-machinery nor rich: it is the one meant to race cuobjdump (bench/bench_kernels.py).
+The plain `--list` of files, in text, takes a short path that does not import the report
+machinery: it is the one meant to race cuobjdump (bench/bench_kernels.py).
 """
 
 from __future__ import annotations

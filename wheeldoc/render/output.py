@@ -69,7 +69,7 @@ def deliver(text: str, report: Report, settings: Settings, *, styled: bool = Fal
 
     JSON and SARIF have their credentials masked value by value (never through the escaped text);
     `styled`: the text carries our own colour codes, and its pieces were escaped before styling
-    (`render.text._to_rich`); anything else in a text format is escaped here, whole."""
+    (`render.text._to_ansi`); anything else in a text format is escaped here, whole."""
     if settings.fmt in ("json", "sarif"):
         text = redact_json_text(text)
     elif not styled:

@@ -1,8 +1,7 @@
 """Human output. Facts first, then the fix as an instruction.
 
-Lines are built as styled segments; on a terminal rich prints them in colour, otherwise they
-are joined as plain text without importing rich (it costs ~45 ms of start-up, a third of a
-pre-commit run).
+Lines are built as styled segments; on a terminal they are printed in colour with ANSI codes
+(`_to_ansi`), otherwise joined as plain text.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from wheeldoc.core.terminal import escape_controls
 
 STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
-Segment = Tuple[str, str]  # (text, rich style or "")
+Segment = Tuple[str, str]  # (text, style: "bold red", "dim", … or "")
 Line = List[Segment]
 
 
@@ -58,7 +57,7 @@ def render(report: Report, fail_on: str, *, color: bool | None = None,
     if not quiet:
         _summary(out, report)
     use_color = sys.stdout.isatty() if color is None else color
-    return _to_rich(out, width) if use_color else _to_plain(out)
+    return _to_ansi(out, width) if use_color else _to_plain(out)
 
 
 def _summary(out: Lines, report: Report) -> None:
@@ -104,22 +103,25 @@ def _to_plain(out: Lines) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _to_rich(out: Lines, width: int | None = None) -> str:
-    """Colour through rich. Every piece of text is escaped before it is styled: the writer
-    cannot tell our escape codes from an artifact's once they are mixed."""
-    import io
-
-    from rich.console import Console
-    from rich.text import Text
-
-    buf = io.StringIO()
-    # wheeldoc decided on colour (render.output, core.terminal.use_color): rich must not decide
-    # again from TERM or NO_COLOR; eight standard colours are all the styles use.
-    console = Console(file=buf, force_terminal=True, color_system="standard", no_color=False,
-                      width=width or 120, highlight=False, soft_wrap=True, emoji=False, markup=False)
+def _to_ansi(out: Lines, width: int | None = None) -> str:
+    """Colour with ANSI SGR codes (the eight standard colours, bold, dim, reverse: all the styles
+    use). Every piece of text is escaped before it is styled: the writer cannot tell our escape
+    codes from an artifact's once they are mixed."""
+    parts = []
     for line in out.lines:
-        text = Text()
         for segment, style in line:
-            text.append(escape_controls(segment), style=style or None)
-        console.print(text)
-    return buf.getvalue()
+            text = escape_controls(segment)
+            codes = _sgr(style) if style else ""
+            parts.append(f"\x1b[{codes}m{text}\x1b[0m" if codes and text else text)
+        parts.append("\n")
+    return "".join(parts)
+
+
+_SGR = {"bold": "1", "dim": "2", "italic": "3", "underline": "4", "reverse": "7",
+        "black": "30", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35",
+        "cyan": "36", "white": "37"}
+
+
+def _sgr(style: str) -> str:
+    """`bold red` -> `1;31` (unknown words are dropped)."""
+    return ";".join(_SGR[w] for w in style.split() if w in _SGR)
