@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wheeldoc.abi.index_pack import CXX11, OLD_STRING
+from wheeldoc.abi.index_pack import CXX11, OLD_STRING, prefixed
 from wheeldoc.abi.site import Entry, Site
 from wheeldoc.abi.loader import Loader, LoadResult, TorchImport, torch_owned
 from wheeldoc.data.abi_tables import SystemTarget
@@ -438,11 +437,7 @@ def _prefix_search(facts: AbiFacts, entry: Entry):
     def search(prefix: str, limit: int) -> list[str]:
         if not names:
             names.extend(sorted(exports))
-        at, out = bisect_left(names, prefix), []
-        while at < len(names) and len(out) < limit and names[at].startswith(prefix):
-            out.append(names[at])
-            at += 1
-        return out
+        return [names[i] for i in prefixed(names, prefix, limit)]
 
     return search
 

@@ -198,15 +198,18 @@ class NameTable:
 
     def with_prefix(self, prefix: str, limit: int) -> list[tuple[int, str]]:
         """(id, name) of the first names starting with `prefix`, at most `limit` (names are sorted)."""
-        from bisect import bisect_left
-
         names = self.names
-        at = bisect_left(names, prefix)
-        out = []
-        while at < len(names) and len(out) < limit and names[at].startswith(prefix):
-            out.append((at, names[at]))
-            at += 1
-        return out
+        return [(i, names[i]) for i in prefixed(names, prefix, limit)]
+
+
+def prefixed(names, prefix: str, limit: int) -> range:
+    """Positions of the first names (a sorted sequence) that start with `prefix`, at most `limit`."""
+    from bisect import bisect_left
+
+    start = end = bisect_left(names, prefix)
+    while end < len(names) and end - start < limit and names[end].startswith(prefix):
+        end += 1
+    return range(start, end)
 
 
 @lru_cache(maxsize=4)

@@ -334,12 +334,9 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
         if info is not None:
             return info
     if cache is not None and known.sha256:
-        hit = cache.get("elf", known.sha256, PARSER_VERSION)
-        if hit is not None:
-            try:
-                return ElfInfo.from_json(hit, path=source.path, member=name)
-            except (KeyError, TypeError, ValueError):
-                cache.discard("elf", known.sha256, PARSER_VERSION)
+        info = _cached(cache, "elf", known.sha256, source.path, name)
+        if info is not None:
+            return info
     stream = getattr(source, "stream", None)
     stored = getattr(source, "stored_sha256", None)
     if stream is not None and stored is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
@@ -347,12 +344,9 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
         # dynamic tables are parsed, and nothing inflated is hashed.
         key = stored(name) if cache is not None else None
         if key is not None:
-            hit = cache.get("elf-deflated", key, PARSER_VERSION)
-            if hit is not None:
-                try:
-                    return ElfInfo.from_json(hit, path=source.path, member=name)
-                except (KeyError, TypeError, ValueError):
-                    cache.discard("elf-deflated", key, PARSER_VERSION)
+            info = _cached(cache, "elf-deflated", key, source.path, name)
+            if info is not None:
+                return info
         with stream(name, check=False) as pieces:
             try:
                 info = read_elf_stream(pieces, known.size, source.path, member=name)
@@ -367,6 +361,18 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
         if cache is not None and data.sha256 is not None:  # digest checked while inflating
             cache.put("elf", data.sha256, PARSER_VERSION, info.to_json())
     return info
+
+
+def _cached(cache: Cache, kind: str, key: str, path: str, member: str) -> ElfInfo | None:
+    """Facts stored under `key`; an entry that no longer parses is dropped (None)."""
+    hit = cache.get(kind, key, PARSER_VERSION)
+    if hit is None:
+        return None
+    try:
+        return ElfInfo.from_json(hit, path=path, member=member)
+    except (KeyError, TypeError, ValueError):
+        cache.discard(kind, key, PARSER_VERSION)
+        return None
 
 
 def read_elf_stream(pieces: Iterable[tuple[int, Buffer]], size: int, path: str = "<stream>", *,
