@@ -6,11 +6,12 @@ up either way, and the doc and this file change together."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.dockerfile.realcorpus import bench
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "real" / "heldout2" / "dockerfiles"
@@ -18,10 +19,7 @@ CORPUS = ROOT / "fixtures" / "real" / "heldout2" / "dockerfiles"
 
 @pytest.fixture(scope="module")
 def measured() -> dict:
-    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "bench" / "real_corpus_dockerfiles.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.measure(CORPUS)
+    return bench().measure(CORPUS)
 
 
 def test_heldout2_labels_cover_the_corpus() -> None:

@@ -11,32 +11,27 @@ change a rule because of a file in this folder: a held-out set tuned on is no lo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.dockerfile.realcorpus import bench
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "real" / "heldout" / "dockerfiles"
 CONTEXTS = ROOT / "fixtures" / "real" / "heldout" / "contexts"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "bench" / "real_corpus_dockerfiles.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
 def measured() -> dict:
-    return _bench().measure(CORPUS)
+    return bench().measure(CORPUS)
 
 
 @pytest.fixture(scope="module")
 def measured_with_context() -> dict:
-    return _bench().measure(CORPUS, CONTEXTS)
+    return bench().measure(CORPUS, CONTEXTS)
 
 
 def test_heldout_labels_cover_the_corpus() -> None:

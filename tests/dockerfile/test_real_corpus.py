@@ -4,26 +4,21 @@ written before wheeldoc ran on it: no warning or error on a file labelled clean 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from tests.dockerfile.realcorpus import bench
+
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "real" / "dockerfiles"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("real_corpus", ROOT / "bench" / "real_corpus_dockerfiles.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
 
 @pytest.fixture(scope="module")
 def measured() -> dict:
-    return _bench().measure()
+    return bench().measure()
 
 
 def test_labels_cover_the_corpus() -> None:
