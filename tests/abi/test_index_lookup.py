@@ -87,3 +87,20 @@ def test_preloads_fall_back_to_the_whole_file_when_the_functions_alone_do_not_pa
             '    except OSError:\n        pass\n')
     got = preloads.read_preloads(text)
     assert got.read and [p.folder for p in got.after_global_deps] == ["cuda_nvrtc"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "wrong magic", "wrong size"])
+def test_a_damaged_lookup_table_makes_the_entries_unusable_not_a_traceback(tmp_path, monkeypatch, damage):
+    import shutil
+
+    from wheeldoc.abi import index
+
+    folder = tmp_path / "torch_index"
+    shutil.copytree(shipped_dir(), folder)
+    data = (folder / LOOKUP).read_bytes()
+    data = {"truncated": data[:1000], "wrong magic": b"XXXXX" + data[5:], "wrong size": data + b"\0" * 8}[damage]
+    (folder / LOOKUP).write_bytes(data)
+    monkeypatch.setattr(index, "shipped_dir", lambda: folder)
+    monkeypatch.setattr(index, "local_dir", lambda: tmp_path / "no-local-index")
+    key = next(iter(_catalog(FOLDER)))
+    assert index.find(key) is None  # the entry is refused: abi then reads the real wheel
