@@ -469,3 +469,33 @@ def test_torchvision_libraries_match_nm(tmp_path: Path) -> None:
             assert same_facts(via_member, whole), member.name
             assert whole.symbols.exported_names() == nm_defined(copy), member.name
             assert {str(s) for s in whole.symbols.undefined()} == nm_undefined(copy), member.name
+
+
+def test_warm_streamed_member_ends_its_inflation_on_the_cached_key(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored bytes are hashed beside the inflation; once the key is known a cached entry ends it."""
+    import time
+    from contextlib import contextmanager
+
+    from wheeldoc.binary.members import WheelArchive
+    from wheeldoc.core.cache import Cache
+
+    wheel_path = ABI / "wheels" / "fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl"
+    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)
+    cache = Cache(tmp_path)
+    with WheelArchive(wheel_path) as wheel:
+        cold = read_elf_member(wheel, "torch/lib/libc10_cuda.so", cache=cache)  # stored under the stored bytes' key
+        plain = wheel.stream
+
+        @contextmanager
+        def slow(name, *, check=True):
+            with plain(name, check=check) as pieces:
+                def late():
+                    time.sleep(0.3)  # the key is known before the first piece
+                    yield from pieces
+                yield late()
+
+        monkeypatch.setattr(wheel, "stream", slow)
+        monkeypatch.setattr(elfmod, "read_elf_stream", lambda pieces, *a, **k: [*pieces] and None)
+        monkeypatch.setattr(cache, "put", lambda *a, **k: pytest.fail("a warm read stores nothing"))
+        warm = read_elf_member(wheel, "torch/lib/libc10_cuda.so", cache=cache)
+    assert warm == cold

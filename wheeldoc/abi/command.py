@@ -45,7 +45,9 @@ def _run(args: argparse.Namespace) -> int:
 
     sides = []
     try:
-        ext = inputs.extension_side(_fetched_extension(args, settings, options), env, cache)
+        opened = inputs.open_extension(args.extension, cache)  # its reads start now
+        ext = inputs.extension_side(_fetched_extension(args, settings, options) if opened is None else args.extension,
+                                    env, cache, opened)
         sides.append(ext)
         report.inputs.append(args.extension)
         if args.torch and inputs.is_requirement(args.torch) and inputs.is_range(args.torch):

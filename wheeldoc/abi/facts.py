@@ -55,7 +55,10 @@ class Side:
     root_filter: str | None = None  # a site path: only this extension object is a root
 
     def close(self) -> None:
+        from wheeldoc.abi.site import cancel_read_ahead
+
         for source, _ in self.sources:
+            cancel_read_ahead(source)
             source.close()
 
 
@@ -583,7 +586,10 @@ class CudaPlan:
     unknown: list[str] = field(default_factory=list)
 
     def close(self) -> None:
+        from wheeldoc.abi.site import cancel_read_ahead
+
         for source, _ in self.sources:
+            cancel_read_ahead(source)
             source.close()
 
 

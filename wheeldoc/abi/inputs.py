@@ -12,10 +12,14 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from wheeldoc.abi.facts import Side
 from wheeldoc.core.errors import InputError
 from wheeldoc.core.files import open_regular
+
+if TYPE_CHECKING:
+    from wheeldoc.abi.facts import Side
+    from wheeldoc.binary.members import MemberSource
 
 _REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*([<>=!~]=?|===)")
 
@@ -46,12 +50,31 @@ def environment(python: str | None, site_packages: str | None) -> Environment:
     return Environment(tuple(loc.site_packages), label)
 
 
-def extension_side(arg: str, env_factory, cache=None) -> Side:
-    from wheeldoc.abi.listing import ListedWheel, open_wheel
-    from wheeldoc.binary.members import InstalledDistribution, SingleFile, WheelArchive, find_distribution, open_source
+def open_extension(arg: str, cache=None) -> MemberSource | None:
+    """EXT opened as soon as the command starts, when it is a file or directory, with the reads
+    of its libraries started (abi/site.py `read_ahead`: a big wheel's members inflate while the
+    torch side is built); None otherwise. An unreadable EXT raises `InputError`."""
+    from wheeldoc.abi.listing import open_wheel
+    from wheeldoc.abi.site import read_ahead
+    from wheeldoc.binary.members import open_source
+
+    if not os.path.exists(arg):
+        return None
+    if arg.endswith((".whl", ".zip")) and os.path.isfile(arg):
+        return open_wheel(arg, cache, on_open=lambda source: read_ahead(source, cache))
+    source = open_source(arg)
+    read_ahead(source, cache)
+    return source
+
+
+def extension_side(arg: str, env_factory, cache=None, opened: MemberSource | None = None) -> Side:
+    """EXT's side; `opened`: EXT's source from `open_extension`, when it was opened already."""
+    from wheeldoc.abi.facts import Side
+    from wheeldoc.abi.listing import ListedWheel
+    from wheeldoc.binary.members import InstalledDistribution, SingleFile, WheelArchive, find_distribution
 
     if os.path.exists(arg):
-        source = open_wheel(arg, cache) if arg.endswith((".whl", ".zip")) and os.path.isfile(arg) else open_source(arg)
+        source = opened if opened is not None else open_extension(arg, cache)
         side = Side(arg)
         if isinstance(source, SingleFile):
             side.sources.append((source, os.path.basename(arg)))
@@ -81,6 +104,7 @@ def extension_side(arg: str, env_factory, cache=None) -> Side:
 def torch_from_path(arg: str, cache=None) -> tuple[Side, list[str] | None]:
     """A torch wheel or directory; also returns the site-packages folders when it is an
     installed environment (so the CUDA distributions beside it are used)."""
+    from wheeldoc.abi.facts import Side
     from wheeldoc.abi.listing import open_wheel
     from wheeldoc.binary.members import DirectoryTree
 
@@ -103,6 +127,8 @@ def torch_from_path(arg: str, cache=None) -> tuple[Side, list[str] | None]:
 
 def torch_from_source(source, label: str) -> Side:
     """A torch wheel given as a member view (an `IndexedWheel` of the torch index)."""
+    from wheeldoc.abi.facts import Side
+
     side = Side(label)
     _describe(side, source)
     info = source.wheel_info()
@@ -112,6 +138,8 @@ def torch_from_source(source, label: str) -> Side:
 
 
 def torch_from_environment(env: Environment) -> Side:
+    from wheeldoc.abi.facts import Side
+
     for site in env.site_packages:
         dist = _torch_distribution(site)
         if dist is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from wheeldoc.binary.members import DistMetadata, Member, MemberSource, RejectedMember, WheelArchive, WheelInfo
 from wheeldoc.core.files import open_regular
@@ -112,17 +112,25 @@ class ListedWheel(MemberSource):
             self._archive.close()
 
 
-def open_wheel(path: str, cache: Cache | None) -> MemberSource:
-    """The wheel's member view: from the cached listing when its central directory is known."""
+def open_wheel(path: str, cache: Cache | None, *,
+               on_open: Callable[[MemberSource], None] | None = None) -> MemberSource:
+    """The wheel's member view: from the cached listing when its central directory is known.
+    `on_open(view)` runs as soon as the view exists, before a first open stores the listing."""
     digest = central_directory_digest(path) if cache is not None else None
     if digest is not None and cache is not None:
         hit = cache.get("wheel-listing", digest, LISTING_VERSION)
         if hit is not None:
             try:
-                return ListedWheel(path, hit)
+                listed = ListedWheel(path, hit)
             except (KeyError, TypeError, ValueError, IndexError):
                 cache.discard("wheel-listing", digest, LISTING_VERSION)
+            else:
+                if on_open is not None:
+                    on_open(listed)
+                return listed
     archive = WheelArchive(path)
+    if on_open is not None:
+        on_open(archive)
     if digest is not None and cache is not None:
         try:
             cache.put("wheel-listing", digest, LISTING_VERSION, _listing(archive))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import sys
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -62,6 +63,100 @@ def _libraries(source: MemberSource) -> list:
     return found[1]
 
 
+def read_ahead(source: MemberSource, cache: Cache | None) -> None:
+    """Start reading the ELF facts of every library `source` ships now, the largest first: the
+    big deflated members of a wheel each in a forked child (binary/forked.py: they inflate at
+    full speed while this process builds the torch side), the others on the reader threads.
+    A `Site` holding the source takes the reads over (`prefetch`, `elf`)."""
+    from wheeldoc.binary.forked import fork_read
+
+    started = _started(source)
+    if started is None:
+        return
+    libraries = sorted(_libraries(source), key=lambda m: m.size or 0, reverse=True)
+    big = [m for m in libraries[:MAX_CHILDREN] if m.compression == "deflated" and (m.size or 0) >= FORK_MIN
+           and getattr(source, "stream", None) is not None]
+    for m in big:  # forked first: no reader thread exists yet
+        child = fork_read(source, m.name, cache) if m.name not in started else None
+        if child is not None:
+            started[m.name] = _Forked(child, source, m.name, cache)
+    rest = [m for m in libraries if m.name not in started]
+    if rest:
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+    for m in rest:
+        started[m.name] = _executor().submit(_read_member, source, m.name, cache)
+
+
+# A child costs ~25 ms of CPU (the pages of this process it touches are copied): worth it for
+# members whose inflation takes a few hundred ms. Smaller ones inflate on the reader threads,
+# which get the GIL back sooner from a Python thread with a shorter switch interval (5 ms is
+# Python's default: a reader thread waits up to that after each piece).
+FORK_MIN = 64 << 20
+MAX_CHILDREN = 4
+SWITCH_INTERVAL = 0.0005
+
+
+class _Forked:
+    """A forked read seen as a Future; a child that failed is read again here (same errors)."""
+
+    def __init__(self, child, source: MemberSource, member: str, cache: Cache | None) -> None:
+        self.child, self.source, self.member, self.cache = child, source, member, cache
+        self._cancelled = False
+
+    def result(self):
+        info = self.child.result()
+        return info if info is not None else _read_member(self.source, self.member, self.cache)
+
+    def cancel(self) -> bool:
+        self.child.cancel()
+        self._cancelled = True
+        return True
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+
+def cancel_read_ahead(source: MemberSource) -> None:
+    """Drop the reads `read_ahead` queued for `source` and wait for those running (it is closing)."""
+    started = getattr(source, "_wheeldoc_ahead", None) or {}
+    for future in started.values():
+        future.cancel()
+    for future in started.values():
+        if not future.cancelled():
+            try:
+                future.result()
+            except Exception:  # noqa: BLE001 (nobody asked for it)
+                pass
+    started.clear()
+
+
+def _started(source: MemberSource) -> dict[str, Future] | None:
+    found = getattr(source, "_wheeldoc_ahead", None)
+    if found is None:
+        found = {}
+        try:
+            source._wheeldoc_ahead = found  # type: ignore[attr-defined]
+        except AttributeError:
+            return None
+    return found
+
+
+_POOL: list[ThreadPoolExecutor] = []
+
+
+def _executor() -> ThreadPoolExecutor:
+    """The reader threads, one set per process (as many as cores, at most 4)."""
+    if not _POOL:
+        _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="wheeldoc-elf"))
+    return _POOL[0]
+
+
+def _read_member(source: MemberSource, member: str, cache: Cache | None):
+    from wheeldoc.binary.elf import read_elf_member
+
+    return read_elf_member(source, member, cache=cache)
+
+
 def looks_like_library(name: str) -> bool:
     """A member name ld.so could load (`x.so`, `libz.so.1`, `libcrypto-….so.1.1.1k`)."""
     return bool(_LIBRARY_NAME.search(name))
@@ -86,7 +181,6 @@ class Site:
         self._exports: dict[str, Exports] = {}
         self.read_members: list[tuple[str, str]] = []  # (package, member) actually parsed, in order
         self._futures: dict[str, Future] = {}
-        self._pool: ThreadPoolExecutor | None = None
 
     def prefetch(self, entries) -> None:
         """Start reading these entries' ELF facts in the background (`elf` waits for them), the
@@ -99,20 +193,28 @@ class Site:
         for entry in sorted(entries, key=size, reverse=True):
             if entry.placeholder or entry.path in self._elf or entry.path in self._futures:
                 continue
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1),
-                                                thread_name_prefix="wheeldoc-elf")
-            self._futures[entry.path] = self._pool.submit(self._read, entry)
+            self._futures[entry.path] = self._ahead(entry) or _executor().submit(self._read, entry)
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Cancel the reads not started and wait for the running ones."""
+        futures, self._futures = list(self._futures.values()), {}
+        for future in futures:
+            future.cancel()
+        for future in futures:
+            if not future.cancelled():
+                try:
+                    future.result()
+                except Exception:  # noqa: BLE001 (nobody asked for it any more)
+                    pass
+
+    def _ahead(self, entry: Entry) -> Future | None:
+        """The read `read_ahead` started for this entry, if any (taken over: asked once)."""
+        started = getattr(entry.source, "_wheeldoc_ahead", None)
+        future = started.pop(entry.member, None) if started else None
+        return None if future is None or future.cancelled() else future
 
     def _read(self, entry: Entry):
-        from wheeldoc.binary.elf import read_elf_member
-
-        return read_elf_member(entry.source, entry.member, cache=self.cache)
+        return _read_member(entry.source, entry.member, self.cache)
 
     def add_source(self, source: MemberSource, origin: str, package: str, prefix: str = "") -> list[Entry]:
         added = []
@@ -144,7 +246,7 @@ class Site:
             return None
         info = self._elf.get(entry.path)
         if info is None:
-            future = self._futures.pop(entry.path, None)
+            future = self._futures.pop(entry.path, None) or self._ahead(entry)
             try:
                 info = future.result() if future is not None else self._read(entry)
             except InputError as e:

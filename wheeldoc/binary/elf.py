@@ -20,10 +20,11 @@ import mmap
 import os
 import struct
 import sys
+import threading
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.binary.elffile import Buffer, ElfFile, Section, Segment
@@ -340,18 +341,20 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
     stream = getattr(source, "stream", None)
     stored = getattr(source, "stored_sha256", None)
     if stream is not None and stored is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
-        # Keyed on the stored (deflated) bytes, hashed as read: inflation stops once the
-        # dynamic tables are parsed, and nothing inflated is hashed.
-        key = stored(name) if cache is not None else None
-        if key is not None:
-            info = _cached(cache, "elf-deflated", key, source.path, name)
-            if info is not None:
-                return info
-        with stream(name, check=False) as pieces:
-            try:
-                info = read_elf_stream(pieces, known.size, source.path, member=name)
-            except InputError:
-                info = None  # judged below on the whole file (its section headers may be fine)
+        # Keyed on the stored (deflated) bytes: inflation stops once the dynamic tables are
+        # parsed, and nothing inflated is hashed. The stored bytes are hashed on a thread while
+        # the member inflates; once the key is known a cached entry, if any, ends the inflation.
+        keyed = _StoredKey(stored, name, cache, source.path) if cache is not None else None
+        try:
+            with stream(name, check=False) as pieces:
+                try:
+                    info = read_elf_stream(keyed.watch(pieces) if keyed else pieces, known.size,
+                                           source.path, member=name)
+                except InputError:
+                    info = None  # judged below on the whole file (its section headers may be fine)
+        except _Known as hit:
+            return hit.info
+        key = keyed.key() if keyed is not None else None
         if info is not None:
             if key is not None:
                 cache.put("elf-deflated", key, PARSER_VERSION, info.to_json())
@@ -361,6 +364,50 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
         if cache is not None and data.sha256 is not None:  # digest checked while inflating
             cache.put("elf", data.sha256, PARSER_VERSION, info.to_json())
     return info
+
+
+class _Known(Exception):
+    """The member's facts were in the cache after all (raised through the inflation)."""
+
+    def __init__(self, info: ElfInfo) -> None:
+        super().__init__()
+        self.info = info
+
+
+class _StoredKey:
+    """The sha256 of a member's stored bytes, hashed on a thread (hashlib and the reads release
+    the GIL) while the member inflates; `watch` looks the key up in the cache as soon as it is
+    known and raises `_Known` on a hit."""
+
+    def __init__(self, stored: Callable[[str], str], name: str, cache: Cache, path: str) -> None:
+        self.cache, self.path, self.name = cache, path, name
+        self._key: str | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._hash, args=(stored,), name="wheeldoc-key", daemon=True)
+        self._thread.start()
+
+    def _hash(self, stored: Callable[[str], str]) -> None:
+        try:
+            self._key = stored(self.name)
+        except BaseException as e:  # noqa: BLE001 (re-raised by key())
+            self._error = e
+
+    def key(self) -> str:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._key is not None
+        return self._key
+
+    def watch(self, pieces: Iterable[tuple[int, Buffer]]) -> Iterator[tuple[int, Buffer]]:
+        looked = False
+        for piece in pieces:
+            if not looked and not self._thread.is_alive():
+                looked = True
+                info = _cached(self.cache, "elf-deflated", self.key(), self.path, self.name)
+                if info is not None:
+                    raise _Known(info)
+            yield piece
 
 
 def _cached(cache: Cache, kind: str, key: str, path: str, member: str) -> ElfInfo | None:
