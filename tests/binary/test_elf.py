@@ -484,6 +484,9 @@ def test_warm_streamed_member_ends_its_inflation_on_the_cached_key(tmp_path, mon
     cache = Cache(tmp_path)
     with WheelArchive(wheel_path) as wheel:
         cold = read_elf_member(wheel, "torch/lib/libc10_cuda.so", cache=cache)  # stored under the stored bytes' key
+        for hint in (tmp_path / "elf-hint").rglob("*"):  # as if read by a version that kept no hint
+            if hint.is_file():
+                hint.unlink()
         plain = wheel.stream
 
         @contextmanager
@@ -499,3 +502,19 @@ def test_warm_streamed_member_ends_its_inflation_on_the_cached_key(tmp_path, mon
         monkeypatch.setattr(cache, "put", lambda *a, **k: pytest.fail("a warm read stores nothing"))
         warm = read_elf_member(wheel, "torch/lib/libc10_cuda.so", cache=cache)
     assert warm == cold
+
+
+def test_a_member_read_before_is_hashed_not_inflated(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wheeldoc.binary.members import WheelArchive
+    from wheeldoc.core.cache import Cache
+
+    wheel_path = ABI / "wheels" / "fake_torch-2.11.0+cu130-cp311-cp311-linux_x86_64.whl"
+    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)
+    cache = Cache(tmp_path)
+    with WheelArchive(wheel_path) as wheel:
+        member = wheel.member("torch/lib/libc10_cuda.so")
+        assert not elfmod.was_read(cache, member)
+        cold = read_elf_member(wheel, member.name, cache=cache)
+        assert elfmod.was_read(cache, member)
+        monkeypatch.setattr(wheel, "stream", lambda *a, **k: pytest.fail("inflated again"))
+        assert read_elf_member(wheel, member.name, cache=cache) == cold

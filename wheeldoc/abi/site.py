@@ -68,6 +68,7 @@ def read_ahead(source: MemberSource, cache: Cache | None) -> None:
     big deflated members of a wheel each in a forked child (binary/forked.py: they inflate at
     full speed while this process builds the torch side), the others on the reader threads.
     A `Site` holding the source takes the reads over (`prefetch`, `elf`)."""
+    from wheeldoc.binary.elf import was_read
     from wheeldoc.binary.forked import fork_read
 
     started = _started(source)
@@ -76,8 +77,8 @@ def read_ahead(source: MemberSource, cache: Cache | None) -> None:
     libraries = sorted(_libraries(source), key=lambda m: m.size or 0, reverse=True)
     big = [m for m in libraries[:MAX_CHILDREN] if m.compression == "deflated" and (m.size or 0) >= FORK_MIN
            and getattr(source, "stream", None) is not None]
-    for m in big:  # forked first: no reader thread exists yet
-        child = fork_read(source, m.name, cache) if m.name not in started else None
+    for m in big:  # forked first: no reader thread exists yet; a member read before is hashed, not inflated
+        child = fork_read(source, m.name, cache) if m.name not in started and not (cache is not None and was_read(cache, m)) else None
         if child is not None:
             started[m.name] = _Forked(child, source, m.name, cache)
     rest = [m for m in libraries if m.name not in started]

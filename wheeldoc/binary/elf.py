@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import array
 import base64
+import hashlib
 import mmap
 import os
 import struct
@@ -342,8 +343,16 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
     stored = getattr(source, "stored_sha256", None)
     if stream is not None and stored is not None and known.compression == "deflated" and known.size >= STREAM_MIN:
         # Keyed on the stored (deflated) bytes: inflation stops once the dynamic tables are
-        # parsed, and nothing inflated is hashed. The stored bytes are hashed on a thread while
-        # the member inflates; once the key is known a cached entry, if any, ends the inflation.
+        # parsed, and nothing inflated is hashed. A member read before (its hint: sizes and RECORD
+        # digest, pointing at the key it had) is hashed first and, when the key matches, comes
+        # from the cache; otherwise the stored bytes are hashed on a thread while the member
+        # inflates, and a cached entry found once the key is known ends the inflation.
+        hint = _hint(known) if cache is not None else None
+        if hint is not None and isinstance(hinted := cache.get("elf-hint", hint, PARSER_VERSION), str):
+            key = stored(name)
+            info = _cached(cache, "elf-deflated", key, source.path, name) if key == hinted else None
+            if info is not None:
+                return info
         keyed = _StoredKey(stored, name, cache, source.path) if cache is not None else None
         try:
             with stream(name, check=False) as pieces:
@@ -358,12 +367,31 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
         if info is not None:
             if key is not None:
                 cache.put("elf-deflated", key, PARSER_VERSION, info.to_json())
+                cache.put("elf-hint", hint, PARSER_VERSION, key)
             return info
     with source.open(name) as data:
         info = read_elf(data.buf, source.path, member=name)
         if cache is not None and data.sha256 is not None:  # digest checked while inflating
             cache.put("elf", data.sha256, PARSER_VERSION, info.to_json())
     return info
+
+
+def cached_facts(cache: Cache, key: str, path: str, member: str) -> ElfInfo | None:
+    """The facts `read_elf_member` stored for a streamed member under its stored-bytes key."""
+    return _cached(cache, "elf-deflated", key, path, member)
+
+
+def was_read(cache: Cache, member: Any) -> bool:
+    """Whether a member with these sizes and RECORD digest was read before (its stored bytes
+    are then hashed first, and the facts most likely come from the cache)."""
+    return cache.get("elf-hint", _hint(member), PARSER_VERSION) is not None
+
+
+def _hint(member: Any) -> str:
+    """A cheap name for a member's content (its sizes and RECORD digest): it only points at the
+    stored-bytes key to check first; a member that claims them falsely hashes to another key."""
+    text = f"{member.size}:{member.compressed_size}:{member.sha256 or ''}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class _Known(Exception):

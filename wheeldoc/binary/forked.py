@@ -33,8 +33,8 @@ _MAX_REPLY = 256 << 20  # a reply larger than this is dropped (the member is rea
 class ForkedRead:
     """One child reading one member; `result()` waits for it."""
 
-    def __init__(self, pid: int, fd: int, path: str, member: str) -> None:
-        self.pid, self._fd, self.path, self.member = pid, fd, path, member
+    def __init__(self, pid: int, fd: int, path: str, member: str, cache: Cache | None) -> None:
+        self.pid, self._fd, self.path, self.member, self._cache = pid, fd, path, member, cache
         self._done = False
         self._info: ElfInfo | None = None
 
@@ -60,10 +60,14 @@ class ForkedRead:
             self._close()
         if self._reap() != 0 or not chunks:
             return None
-        from wheeldoc.binary.elf import ElfInfo
+        from wheeldoc.binary.elf import ElfInfo, cached_facts
 
+        reply = b"".join(chunks)
         try:
-            self._info = ElfInfo.from_json(json.loads(b"".join(chunks)), path=self.path, member=self.member)
+            if reply[:1] == b"K" and self._cache is not None:  # stored in the cache under this key
+                self._info = cached_facts(self._cache, reply[1:].decode("ascii"), self.path, self.member)
+            elif reply[:1] == b"J":
+                self._info = ElfInfo.from_json(json.loads(reply[1:]), path=self.path, member=self.member)
         except (KeyError, TypeError, ValueError):
             self._info = None
         return self._info
@@ -115,7 +119,7 @@ def fork_read(source: MemberSource, name: str, cache: Cache | None, *, nice: int
     if pid == 0:  # the child: never returns
         _child(source, name, cache, r, w, nice)
     os.close(w)
-    return ForkedRead(pid, r, source.path, name)
+    return ForkedRead(pid, r, source.path, name, cache)
 
 
 def _child(source: MemberSource, name: str, cache: Cache | None, r: int, w: int, nice: int) -> None:
@@ -128,7 +132,12 @@ def _child(source: MemberSource, name: str, cache: Cache | None, r: int, w: int,
             os.nice(nice)
         from wheeldoc.binary.elf import read_elf_member
 
-        data = json.dumps(read_elf_member(source, name, cache=cache).to_json(), separators=(",", ":")).encode()
+        info = read_elf_member(source, name, cache=cache)
+        stored = getattr(source, "stored_sha256", None)
+        if cache is not None and stored is not None:  # read_elf_member stored it there: send the key only
+            data = b"K" + stored(name).encode("ascii")
+        else:
+            data = b"J" + json.dumps(info.to_json(), separators=(",", ":")).encode()
         with memoryview(data) as view:
             while view:
                 view = view[os.write(w, view):]
