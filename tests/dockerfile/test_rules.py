@@ -120,6 +120,42 @@ def test_wd401_build_variables_need_a_source_build(check):
     assert all(x["line"] == 6 for x in f if x["rule"] == "WD401")
 
 
+def test_wd401_build_variables_only_for_builds_that_compile_native_code(check):
+    f = check("""
+        FROM python:3.12 AS ext
+        ENV MAX_JOBS=4
+        RUN pip install torch==2.11.0 && pip install --no-build-isolation ./csrc
+        FROM python:3.12 AS app
+        RUN pip install git+https://github.com/huggingface/transformers.git
+        RUN pip install --no-build-isolation ./kernels
+    """)
+    assert rules_at(f, "WD401") == [("WD401", 6)]  # the pure-Python git install compiles nothing
+
+
+def test_wd401_a_later_stage_is_not_carried_over(check):
+    f = check("""
+        FROM nvidia/cuda:13.0.1-devel-ubuntu24.04 AS first
+        RUN pip install --no-build-isolation ./a
+        FROM first AS kernels
+        ENV MAX_JOBS=4
+        RUN pip install --no-build-isolation ./b
+        FROM nvidia/cuda:13.0.1-devel-ubuntu24.04 AS last
+        RUN pip install --no-build-isolation ./c
+    """)
+    assert rules_at(f, "WD401") == [("WD401", 7)]  # MAX_JOBS is set after `first`, before `last`
+
+
+def test_wd401_a_torch_constraint_matters_to_torch_installs_only(check):
+    f = check("""
+        FROM python:3.12 AS builder
+        ENV PIP_CONSTRAINT=/tmp/torch-constraints.txt
+        FROM python:3.12 AS runtime
+        RUN pip install uv
+        RUN pip install vllm==0.12.0
+    """)
+    assert [(x["line"], x["severity"]) for x in f if x["rule"] == "WD401"] == [(5, "error")]
+
+
 def test_wd401_path_values_and_unknown_values_are_not_safe(check):
     f = check("""
         FROM python:3.12 AS a

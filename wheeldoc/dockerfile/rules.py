@@ -82,8 +82,8 @@ class _Setter:
 
 
 def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
-    if var.tool == "build":
-        return step.build is not None and not _cuda_build_skipped(step)
+    if var.tool == "build":  # only a build that compiles native code reads MAX_JOBS, TORCH_CUDA_ARCH_LIST, …
+        return step.build is not None and not _cuda_build_skipped(step) and _compiles_native(facts, step)
     inst = step.install
     if inst is None or inst.tool != var.tool or not step.is_install:
         return False
@@ -176,13 +176,18 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     (or the global scope) sets, while this stage never gets it: uv (`UV_HTTP_TIMEOUT`,
     `UV_INDEX_URL`, `UV_EXTRA_INDEX_URL`, `UV_INDEX_STRATEGY`, `UV_TORCH_BACKEND`,
     `UV_LINK_MODE`, …), pip (`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_DEFAULT_TIMEOUT`, …)
-    and, for commands that compile code, the build variables (`TORCH_CUDA_ARCH_LIST`,
-    `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads which variable is data
-    (`wheeldoc/data/tool_env.json`, each row with its source). A variable counts as present
-    when the stage sets it (ENV or ARG, inherited through `FROM <stage>`), the command sets it
-    inline or through `export`, or the command passes the flag that replaces it. The severity
-    is the variable's, from the same table: an error for a missing index, a warning for a
-    missing timeout, information for tuning knobs.
+    and, for commands that compile native code (a known CUDA extension, a CUDA build switch,
+    nvcc in the base image, or a `--no-build-isolation` build in a file that installs torch),
+    the build variables (`TORCH_CUDA_ARCH_LIST`, `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads
+    which variable is data (`wheeldoc/data/tool_env.json`, each row with its source); a
+    constraints or overrides variable (`PIP_CONSTRAINT`, `UV_CONSTRAINT`, `UV_OVERRIDE`) counts
+    only for installs that involve torch. A variable counts as present when the stage sets it
+    (ENV or ARG, inherited through `FROM <stage>`), the command sets it inline or through
+    `export`, or the command passes the flag that replaces it. Only a setter written before the
+    stage counts (the global scope, or an earlier stage): a later stage that sets a variable for
+    its own builds says nothing about an earlier one. The severity is the variable's, from the
+    same table: an error for a missing index, a warning for a missing timeout, information for
+    tuning knobs.
 
     ## Why is this bad?
     Every `FROM` starts from its base image's environment. ENV and ARG of other stages never
@@ -223,9 +228,11 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
                 continue
             chain = {st.index for st in facts.chain(step.stage)}
             # a setter later in this stage (or its base stages) is not another stage's: the command
-            # runs before it on purpose
+            # runs before it on purpose; nor is a stage written after this one (a variable is
+            # "carried over" only from what came before: a later stage sets it for its own builds)
             setters = [st for st in _setters(facts, var)
-                       if not (st.stage is not None and st.stage.index in chain and (st.line or 0) > step.line)]
+                       if not (st.stage is not None and st.stage.index in chain and (st.line or 0) > step.line)
+                       and not (st.stage is not None and st.stage.index > step.stage.index)]
             if not setters:
                 continue
             default = _TOOL_DEFAULTS.get(min(var.names))
@@ -1623,6 +1630,17 @@ def _build_project(facts: DockerFacts, step: Step) -> str | None:
                 if n in builds:
                     return n
     return None
+
+
+def _compiles_native(facts: DockerFacts, step: Step) -> bool:
+    """Whether a source build compiles native code, on the evidence WD409 takes: a known CUDA
+    extension, a CUDA build switch, nvcc in the base image, or a `--no-build-isolation` build in
+    a file that installs torch (a pure-Python `git+` install compiles nothing)."""
+    if _extension_name(facts, step) is not None or _build_project(facts, step) in _extension_builds():
+        return True
+    if _cuda_build_evidence(facts, step):
+        return True
+    return step.install is not None and step.install.no_build_isolation and facts.uses_torch
 
 
 def _cuda_build_evidence(facts: DockerFacts, step: Step) -> tuple[str, ...]:
