@@ -32,7 +32,13 @@ def no_children_left() -> bool:
     return False
 
 
+def one_thread() -> None:
+    alive = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
+    assert not alive, f"threads left running by earlier tests: {alive}"
+
+
 def test_child_facts_equal_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    one_thread()
     monkeypatch.setattr(elfmod, "STREAM_MIN", 0)  # the small fixture is streamed, as a big member is
     cache = Cache(tmp_path)
     with WheelArchive(WHEEL) as wheel:
@@ -47,6 +53,7 @@ def test_child_facts_equal_in_process(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_failing_child_leaves_the_error_to_the_parent(tmp_path: Path) -> None:
+    one_thread()
     broken = tmp_path / "broken-1.0-py3-none-any.whl"
     with zipfile.ZipFile(broken, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("broken.so", b"\x7fELF" + bytes(60))
@@ -59,6 +66,7 @@ def test_failing_child_leaves_the_error_to_the_parent(tmp_path: Path) -> None:
 
 
 def test_cancel_stops_and_reaps_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    one_thread()
     monkeypatch.setattr(elfmod, "read_elf_member", lambda *a, **k: os.pause())  # a child that never ends
     with WheelArchive(WHEEL) as wheel:
         child = forked.fork_read(wheel, MEMBER, None)

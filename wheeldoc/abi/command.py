@@ -14,9 +14,13 @@ import argparse
 
 
 def run(args: argparse.Namespace) -> int:
+    from wheeldoc.abi.site import shutdown_readers
     from wheeldoc.core.settings import guarded
 
-    return guarded(_run)(args)
+    try:
+        return guarded(_run)(args)
+    finally:
+        shutdown_readers()
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -43,7 +47,8 @@ def _run(args: argparse.Namespace) -> int:
             env_holder.append(inputs.environment(args.python_exe, args.site_packages))
         return env_holder[0]
 
-    sides = []
+    sides: list = []
+    opened = None
     try:
         opened = inputs.open_extension(args.extension, cache)  # its reads start now
         ext = inputs.extension_side(_fetched_extension(args, settings, options) if opened is None else args.extension,
@@ -62,16 +67,31 @@ def _run(args: argparse.Namespace) -> int:
             facts, closers = _analyze(args, settings, ext, options, cache, env)
         sides += closers
     except InputError as e:
+        _close(sides, opened)
         report.input_errors = 1
         finalize(report, [input_error_finding(e)], settings.selection)
         return emit(report, settings)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
+    except BaseException as e:
+        _close(sides, opened)
+        if isinstance(e, ValueError):
+            raise UsageError(str(e)) from None
+        raise
     try:
         return _emit(report, facts, settings, args.torch or "(environment)")
     finally:
         for side in sides:
             side.close()
+
+
+def _close(sides: list, opened) -> None:
+    """Close what was opened (EXT's source with its reads, when its side was never built)."""
+    from wheeldoc.abi.site import cancel_read_ahead
+
+    for side in sides:
+        side.close()
+    if opened is not None and not sides:
+        cancel_read_ahead(opened)
+        opened.close()
 
 
 def _fetched_extension(args, settings, options) -> str:

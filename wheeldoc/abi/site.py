@@ -152,6 +152,13 @@ def _executor() -> ThreadPoolExecutor:
     return _POOL[0]
 
 
+def shutdown_readers() -> None:
+    """End the reader threads once a command is done with them (the next command, or a caller
+    embedding wheeldoc, then starts from a process with one thread: forking is allowed again)."""
+    if _POOL:
+        _POOL.pop().shutdown(wait=True, cancel_futures=True)
+
+
 def _read_member(source: MemberSource, member: str, cache: Cache | None):
     from wheeldoc.binary.elf import read_elf_member
 
