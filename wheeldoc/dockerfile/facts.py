@@ -221,7 +221,7 @@ class DockerFacts:
             stage = self.graph.stage_for(ins)
             if stage is None:
                 continue
-            for cmd in commands_in_run(ins):
+            for cmd in commands_in_run(ins, self._lookup(ins, None)):
                 argv = self._expand_argv(ins, cmd)
                 inst = parse_install(_with_argv(cmd, argv)) if argv else None
                 out.append(Step(len(out), ins, stage, cmd, inst, _build_reason(argv, inst), argv))
@@ -259,10 +259,14 @@ class DockerFacts:
     def _lookup(self, ins: Instruction, cmd: Command | None, skip: str | None = None):
         sc = self.graph.scope(ins)
         local = cmd.env() if cmd is not None else {}
+        shell = dict(cmd.shell_vars) if cmd is not None else {}
 
         def lookup(name: str):
             if name in local and name != skip:
                 return local[name] if "$" not in local[name] else UNKNOWN
+            if name in shell and name != skip:  # a shell variable set earlier in the RUN
+                v = shell[name]
+                return v if v is not None and "$" not in v else UNKNOWN
             b = sc.vars.get(name)
             if b is not None:
                 return b.value if b.known else UNKNOWN
