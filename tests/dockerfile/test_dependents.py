@@ -39,9 +39,15 @@ def test_table_rows_are_valid_and_each_has_provenance():
     from packaging.utils import parse_wheel_filename
     from packaging.version import Version
 
-    pins = json.loads((DATA / "torch_pins.json").read_text())
-    src = json.loads((DATA / "torch_pins_sources.json").read_text())
-    assert pins["schema"] == 2 and src["schema"] == 2
+    import gzip
+
+    pins = json.loads(gzip.decompress((DATA / "torch_pins.json.gz").read_bytes()))
+    src = json.loads(gzip.decompress((DATA / "torch_pins_sources.json.gz").read_bytes()))
+    assert pins["schema"] == 3 and src["schema"] == 3
+    for body in pins["packages"].values():
+        seen = [v for _row, vs in body["rows"] for v in vs.split()]
+        assert len(seen) == len(set(seen)), "a release in two rows"
+        body["releases"] = {v: row for row, vs in body.pop("rows") for v in vs.split()}
     need = {"vllm", "sglang", "xformers", "torchvision", "torchaudio", "sentence-transformers", "lightning",
             "pytorch-lightning", "accelerate", "peft", "timm", "bitsandbytes", "deepspeed", "torchmetrics",
             "ultralytics", "diffusers", "open-clip-torch", "einops"}

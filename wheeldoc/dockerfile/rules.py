@@ -1030,9 +1030,16 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
         if key in reported:
             continue
         reported.add(key)
-        b, tc = cuda_str(img.cuda), cuda_str(t_cuda)
+        b, tc = cuda_str(img.cuda), (cuda_str(t_cuda) if len(t_cuda) == 2 else f"{t_cuda[0]}.x")
+        severity = Severity.ERROR
+        if got is not None and len(t_cuda) == 1:
+            from wheeldoc.dockerfile.torch_state import state_before
+
+            pypi = state_before(facts, step).pypi
+            if pypi is not None and not pypi.certain:
+                severity = Severity.WARNING  # the torch is the newest release an unpinned requirement admits
         yield Finding(
-            rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=Severity.ERROR,
+            rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=severity,
             location=_loc(facts, step.line),
             message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles CUDA code with the nvcc of "
                     f"{root.base} (CUDA {b}) against a torch built for CUDA {tc} ({why}): "
@@ -1043,23 +1050,31 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
                       f"torch: CUDA {tc}: {why}",
                       "a runtime image newer or older than torch's CUDA is fine: torch wheels carry their own CUDA "
                       "libraries; only compiling against torch needs the same major"),
-            fix=Fix(f"Build on a CUDA {t_cuda[0]}.x devel image (nvidia/cuda:{tc}.x-devel-…), or install the torch "
+            fix=Fix(f"Build on a CUDA {t_cuda[0]}.x devel image (nvidia/cuda:{tc if len(t_cuda) == 1 else tc + '.x'}-devel-…), or install the torch "
                     f"build of CUDA {img.cuda[0]} (cu{img.cuda[0]}{img.cuda[1]} or another CUDA {img.cuda[0]} "
                     f"variant)", "display-only"),
             data={"stage": step.stage.label, "image_cuda": b, "nvcc_cuda": b, "torch_cuda": tc},
         )
 
 
-def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int], str] | None:
-    """CUDA of the torch the stage chain installed before `step` (local tag, index, backend)."""
+def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int] | tuple[int], str] | None:
+    """CUDA of the torch the stage chain installed before `step`: the latest of an install that says
+    the build (local tag, index, backend) and an install whose requirements made pip/uv take
+    PyPI's torch of a known release (torch_state.PypiTorch: (major,) only)."""
+    from wheeldoc.dockerfile.torch_state import state_before
+
     chain = {s.index for s in facts.chain(step.stage)}
     found = None
+    line = -1
     for s in facts.steps[: step.index]:
         if s.stage.index not in chain:
             continue
         t = _torch_cuda(facts, s)
         if t is not None and t.cuda is not None:
-            found = (t.cuda, f"line {s.line}: {t.why}")
+            found, line = (t.cuda, f"line {s.line}: {t.why}"), s.line
+    pypi = state_before(facts, step).pypi
+    if pypi is not None and pypi.line >= line:
+        return (pypi.cuda_major,), pypi.why
     return found
 
 
