@@ -216,13 +216,13 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state
+    was_present, before = state.present, state
     needs, unknown = facts.torch_needs(s)
     if not state.present and (needs or unknown):
         # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
         state = replace(state, present=True, version=None, prerelease=None,
                         where=f"brought in on line {s.line} by {(needs + unknown)[0]}", constraint=None,
                         lowest=None, highest=None)
-    was_present, before = state.present, state
     reqs = requirements(facts, s, state)
     moved = False
     for req in reqs:
@@ -234,6 +234,9 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         elif state.present is False and v is not None:
             state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
                             highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
+    if state.present is False and any(r.spec or (r.newest and r.newest[1]) for r in reqs):
+        state = replace(state, present=True, version=None, prerelease=None, constraint=None, lowest=None,
+                        highest=None, where=f"brought in on line {s.line} by {reqs[0].what}")
     if (moved or was_present is False) and state.present and reqs:
         # torch was replaced (or brought) by this install: which build, when PyPI serves it
         got = pypi_torch(facts, s, reqs, before if was_present else None)
@@ -305,6 +308,8 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
                         per_py[p] += [sp for _f, sp, _ in c.torch if sp]
                 if any(picked is True and sp for _f, sp, picked in c.torch):
                     certain = False  # the newest release of an unpinned package: assumed
+            if req.version is None:
+                certain = False  # an unpinned package: its newest release is assumed
             for p in set(per_py) - covered:
                 del per_py[p]  # no release of the package for that Python: the install cannot be that
             pys = tuple(p for p in pys if p in per_py)
@@ -318,7 +323,8 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
             for p in per_py:
                 per_py[p].append(req.newest[1])
             certain = False
-            words.append(f"{req.package} {req.newest[0]} (its newest release) requires torch{req.newest[1]}")
+            words.append(req.what if not req.sure else
+                         f"{req.package} {req.newest[0]} (its newest release) requires torch{req.newest[1]}")
         else:
             return None
         if not req.sure:
@@ -505,12 +511,47 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
     for f in inst.requirements:
         rf = facts.requirements(step, f)
         if rf is None:
+            # a clone's file: only where no torch is there yet (then only the lack of an upper bound
+            # matters, not the floor, which the clone may set lower than the release does)
+            r = _cloned_requirement(facts, step, f) if state is not None and state.present is False else None
+            if r is not None:
+                out.append(r)
             continue
         for req in rf.requirements:
             r = _one(facts, step, state, req.line, f"{req.line} (in {f}, {rf.origin})", from_file=True)
             if r is not None:
                 out.append(r)
     return out
+
+
+_UPPER = re.compile(r"(==|===|<|<=|~=)\s*\d")
+
+
+def _cloned_requirement(facts: DockerFacts, step: Step, path: str) -> Requirement | None:
+    """A requirements file inside a `git clone` of a project the pin table knows (`git clone
+    …/xformers.git && pip install -r xformers/requirements.txt`): its text is not in the Dockerfile,
+    and the default branch it clones is at least as new as the newest release. Its torch
+    requirement is taken as the newest release's, but only when that has no upper bound (then any
+    torch floor the clone asks for resolves to the same newest torch); `sure` is False: assumed."""
+    from wheeldoc.data.base_images import release_torch, torch_pins
+
+    got = facts.clone_at(step, path)
+    if got is None:
+        return None
+    repo, where, line = got
+    name = normalize(repo)
+    pins = torch_pins()
+    if name not in pins:
+        return None
+    best = _newest(pins[name]["releases"], None)
+    spec = release_torch(pins[name]["releases"][best]) if best else None
+    if not spec or _UPPER.search(spec):
+        return None
+    return Requirement(name, None, None, False, (best, spec),
+                       f"-r {path} (in the git clone of {repo} at {where}, line {line}: its contents are not in the "
+                       f"Dockerfile; assumed to ask for torch as {name}'s newest release, {best}, does: torch{spec})",
+                       source=f"the METADATA of {name} {best} on PyPI (wheeldoc/data/torch_pins.json.gz), assumed for "
+                              f"the clone", sure=False)
 
 
 def unread(facts: DockerFacts, step: Step) -> list[str]:
