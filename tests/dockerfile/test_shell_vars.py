@@ -121,3 +121,20 @@ def test_unknown_variable_judges_nothing(check):
         RUN [ -n "$TORCH_VISION" ] && V="torchvision==$TORCH_VISION" || V=torchvision; pip install $V
     """)
     assert not [x for x in f if x["rule"] == "WD403" and x["severity"] != "info"]
+
+
+def test_many_shell_variables_stay_bounded():
+    """A RUN that sets thousands of variables: a bounded number is followed, the rest is unknown
+    (never unset), and the snapshots are shared, so time and memory stay small."""
+    import time
+
+    from wheeldoc.dockerfile.shell import MAX_SHELL_VARS
+
+    script = "; ".join(f"V{i}=x{i}; echo $V{i}" for i in range(2000)) + "; pip install torch==$V1999"
+    t = time.perf_counter()
+    cmds = extract_commands(script)
+    assert time.perf_counter() - t < 2.0
+    last = dict(cmds[-1].shell_vars)
+    assert len(last) == MAX_SHELL_VARS + 1 and last["*"] is None and "V1999" not in last
+    argv = install_argv("FROM python:3.12\nRUN " + script + "\n")
+    assert argv == [("pip", "install", "torch==$V1999")]

@@ -267,6 +267,8 @@ class DockerFacts:
             if name in shell and name != skip:  # a shell variable set earlier in the RUN
                 v = shell[name]
                 return v if v is not None and "$" not in v else UNKNOWN
+            if "*" in shell:
+                return UNKNOWN  # the RUN set more shell variables than are followed: it may have set this one
             b = sc.vars.get(name)
             if b is not None:
                 return b.value if b.known else UNKNOWN

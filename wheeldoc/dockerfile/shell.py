@@ -34,6 +34,7 @@ from wheeldoc.dockerfile.parser import Instruction
 
 MAX_COMMANDS = 5000
 MAX_DEPTH = 4
+MAX_SHELL_VARS = 64  # shell variables followed per script; past it, a new name is marked untracked ("*")
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ash", "ksh", "mksh", "busybox"))
 _RESERVED_PREFIX = frozenset(("if", "then", "elif", "else", "do", "while", "until", "!", "{", "time"))
@@ -617,6 +618,15 @@ class _Extractor:
             self._command(text, raw, source, line_of, depth, exported, stdin, flow, shell, piped_out)
             prev = raw
 
+    def _snapshot(self, shell: dict[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+        """The shell variables as a tuple, shared between commands while they do not change."""
+        last = getattr(self, "_last", None)
+        items = tuple(shell.items())
+        if last is not None and last == items:
+            return last
+        self._last = items
+        return items
+
     # -- what the shell can know -------------------------------------------------------
     def _lookup(self, exported: dict[str, str], shell: dict[str, str | None]):
         from wheeldoc.dockerfile.lexer import UNKNOWN
@@ -625,6 +635,8 @@ class _Extractor:
             if name in shell:
                 v = shell[name]
                 return UNKNOWN if v is None or "$" in v else v
+            if "*" in shell and name not in exported:
+                return UNKNOWN  # past MAX_SHELL_VARS: the script may have set it
             if name in exported:
                 v = exported[name]
                 return UNKNOWN if "$" in v else v
@@ -758,7 +770,7 @@ class _Extractor:
             incomplete=raw.incomplete,
             redirects=tuple(raw.redirects),
             stdin=_stdin_text(raw, piped),
-            shell_vars=tuple(shell.items()),
+            shell_vars=self._snapshot(shell),
         )
         self.out.append(cmd)
         if argv and argv[0] == "export":
@@ -777,6 +789,8 @@ class _Extractor:
                     exported[n_] = v
                 elif in_pipe or runs is False:
                     continue  # a pipeline's commands run in subshells; a skipped one sets nothing
+                elif n_ not in shell and len(shell) >= MAX_SHELL_VARS:
+                    shell["*"] = None  # bounded: later names are not followed, and say so
                 elif runs is True and flow.plain and not compound:
                     shell[n_] = self._expand(v, exported, shell)
                 else:
