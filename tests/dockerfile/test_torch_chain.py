@@ -130,3 +130,16 @@ def test_clone_of_an_unknown_project_or_a_bounded_release_is_not_judged(check):
         RUN cd /src/vllm && pip install --no-build-isolation .
     """)
     assert hits(f, "WD405") == []
+
+
+def test_a_conda_torch_makes_the_torch_unknown(check):
+    """conda/mamba put a torch there that pip's model does not follow: no torch is assumed absent, so
+    the torch a later pip install brings is not judged."""
+    f = check("""
+        FROM nvidia/cuda:11.8.0-devel-ubuntu22.04
+        ENV PYTHON_VERSION=3.10
+        RUN conda install -y pytorch==2.1.0 pytorch-cuda=11.8 -c pytorch -c nvidia
+        RUN pip install xformers==0.0.35
+        RUN pip install flash-attn --no-build-isolation
+    """)
+    assert hits(f, "WD405") == []

@@ -203,6 +203,11 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
                         constraint=None, lowest=None, highest=None)
         return state
+    if s.install is None and _other_installer_torch(s):
+        # conda/mamba put a torch there that the pip model does not follow: from here it is unknown
+        return replace(state, present=None, version=None, prerelease=None, constraint=None, lowest=None,
+                       highest=None, where=f"installed by {s.argv[0]} on line {s.line} (not followed)", pypi=None,
+                       others=True)
     if s.install is None or not s.installs_packages:
         return state
     names, others = _names(facts, s)
@@ -371,6 +376,19 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
            f"admitted torch, {shown}" + (f" for Python {pys[0]}" if len(pys) == 1 else "")
            + f", whose PyPI wheels are CUDA {major} builds")
     return PypiTorch(step.line, versions[-1], major, why, certain)
+
+
+_OTHER_INSTALLERS = frozenset(("conda", "mamba", "micromamba"))
+
+
+def _other_installer_torch(step: Step) -> bool:
+    """`conda install pytorch …` / `mamba install torch …`: a torch from another package manager."""
+    argv = step.argv
+    if not argv or argv[0].rsplit("/", 1)[-1] not in _OTHER_INSTALLERS:
+        return False
+    if not any(a in ("install", "create", "update", "env") for a in argv[1:3]):
+        return False
+    return any(re.match(r"(?:[\w.-]+::)?(?:py)?torch(?:[=<>\s]|$)", a) for a in argv[2:])
 
 
 def protected(facts: DockerFacts, step: Step) -> str | None:
