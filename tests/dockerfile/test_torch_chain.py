@@ -143,3 +143,20 @@ def test_a_conda_torch_makes_the_torch_unknown(check):
         RUN pip install flash-attn --no-build-isolation
     """)
     assert hits(f, "WD405") == []
+
+
+def test_an_install_with_unknown_inputs_is_not_followed(check):
+    """A local wheel or an unread requirements file in the same install may ask for another torch:
+    which one PyPI serves is then not known."""
+    f = check("""
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ENV PYTHON_VERSION=3.10
+        RUN pip install xformers==0.0.35 /wheels/mything-1.0-py3-none-any.whl
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ENV PYTHON_VERSION=3.10
+        COPY reqs.txt /r/reqs.txt
+        RUN pip install xformers==0.0.35 -r /r/other.txt
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+    """)
+    assert hits(f, "WD405") == []

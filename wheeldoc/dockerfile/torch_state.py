@@ -296,6 +296,14 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
     from wheeldoc.data.torch import series_of, torch_table
     from wheeldoc.dockerfile import dependents
 
+    inst = step.install
+    _needs, unknown = facts.torch_needs(step)
+    if inst is None or unknown or inst.editables or any(
+            p.startswith((".", "/")) or p.endswith((".whl", ".tar.gz", ".zip")) or "://" in p or p.startswith("git+")
+            for p in inst.packages) or any(
+            facts.requirements(step, f) is None and _cloned_requirement(facts, step, f) is None
+            for f in inst.requirements):
+        return None  # a wheel, path or file of unknown content may ask for another torch
     python = dependents.image_pythons(facts, step, state)
     pys = (python,) if isinstance(python, str) else tuple(python) if python else PYTHONS
     certain = True
