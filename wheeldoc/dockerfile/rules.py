@@ -465,7 +465,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     `<v>`, `vllm/vllm-openai:v<x>` the torch vLLM `<x>` pins, NGC `nvcr.io/nvidia/pytorch` a
     pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
     an uninstall removes it). The new requirement comes from the torch-pin table built from the
-    packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json`: vllm 0.9.1 requires
+    packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json.gz`: vllm 0.9.1 requires
     torch==2.7.0; sglang's `srt` extra; xformers; torchvision, torchaudio; sentence-transformers,
     lightning, pytorch-lightning, accelerate, peft, timm, bitsandbytes, torchmetrics, ultralytics,
     diffusers, open-clip-torch, kornia, torch-geometric; deepspeed publishes no wheel, so its
@@ -658,7 +658,7 @@ def _unknown_base(facts: DockerFacts, step: Step, state, seen: set | None = None
         message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {r.what} requires torch{r.spec}. "
                 f"Whether {base} ships a torch, and which, is unknown here (not in the base-image table): if it "
                 f"ships another one, this install replaces it.",
-        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json)",
+        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json.gz)",
                   "base image: unknown to wheeldoc/data/base_images.json"),
         fix=Fix("If the base image's torch must stay, hold it: `--override` (uv) or `-c` (pip) with a file "
                 "holding `torch==<the image's version>`", "display-only"),

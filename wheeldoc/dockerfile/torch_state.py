@@ -76,7 +76,7 @@ class Requirement:
     exact: bool
     newest: tuple[str, str] | None  # (newest release in the table, its torch pin) for an unversioned install
     what: str  # as written
-    source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json"
+    source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json.gz"
     sure: bool = True  # False: the package may already be in the image, and then the install keeps it
     candidates: tuple = ()  # dependents.Candidate: the releases pip/uv could pick, per Python
     python: str | None = None  # the image's Python, where the file says it
