@@ -38,7 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "wheeldoc" / "data"
-OUT, SOURCES = DATA / "torch_pins.json", DATA / "torch_pins_sources.json"
+OUT, SOURCES = DATA / "torch_pins.json.gz", DATA / "torch_pins_sources.json.gz"
+CANDIDATES = Path(__file__).resolve().parent / "torch_pins_candidates.txt"
 INDEX = "https://pypi.org/simple"
 SINCE = "2020-10-01"  # torch 1.7 (2020-10-27) on: older releases predate the images judged
 PACKAGES = {  # package -> extras whose requirements count (sglang's torch pin is in `srt`)
@@ -47,6 +48,52 @@ PACKAGES = {  # package -> extras whose requirements count (sglang's torch pin i
     "timm": (), "bitsandbytes": (), "deepspeed": (), "torchmetrics": (), "ultralytics": (), "diffusers": (),
     "open-clip-torch": (), "einops": (), "kornia": (), "torch-geometric": (), "transformers": (),
 }
+CORE = frozenset(PACKAGES)  # kept even when no release requires torch (einops, transformers: that is a fact too)
+
+
+def candidates() -> list[str]:
+    """The ecosystem's torch dependents beyond the core list: scripts/torch_pins_candidates.txt (its
+    header says how it was chosen)."""
+    from packaging.utils import canonicalize_name
+
+    out = []
+    for line in CANDIDATES.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            out.append(str(canonicalize_name(line.split("\t")[-1].strip())))
+    return out
+
+
+for _c in candidates():
+    PACKAGES.setdefault(_c, ())
+
+
+def write_gz(path: Path, data: dict) -> None:
+    """Deterministic gzip (no name, no time) of compact JSON."""
+    import gzip
+
+    raw = (json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n").encode()
+    path.write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+
+
+def read_gz(path: Path) -> dict:
+    import gzip
+
+    return json.loads(gzip.decompress(path.read_bytes()))
+
+
+def group(releases: dict[str, dict]) -> list:
+    """[[row, "v1 v2 …"], …]: the releases that share one row (Requires-Python, torch, deps) stored once."""
+    by: dict[str, list[str]] = {}
+    rows: dict[str, dict] = {}
+    for ver, row in releases.items():
+        key = json.dumps(row, sort_keys=True)
+        rows[key] = row
+        by.setdefault(key, []).append(ver)
+    return [[rows[k], " ".join(vs)] for k, vs in sorted(by.items(), key=lambda kv: kv[1][0])]
+
+
+def ungroup(rows: list) -> dict[str, dict]:
+    return {v: row for row, vs in rows for v in vs.split()}
 
 
 class _RangeFile(io.RawIOBase):
@@ -56,6 +103,7 @@ class _RangeFile(io.RawIOBase):
         import urllib.request
 
         self.url, self.pos = url, 0
+        self.tail: tuple[int, bytes] | None = None
         if size is None:
             with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
                 size = int(r.headers["Content-Length"])
@@ -80,22 +128,35 @@ class _RangeFile(io.RawIOBase):
         return len(data)
 
     def read(self, n: int = -1) -> bytes:
-        import urllib.request
-
         end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
         if end <= self.pos:
             return b""
-        req = urllib.request.Request(self.url, headers={"Range": f"bytes={self.pos}-{end - 1}"})
+        if self.tail is None:  # the zip directory is at the end: one request brings it
+            start = max(0, self.size - TAIL)
+            self.tail = (start, self._get(start, self.size))
+        t0, data = self.tail
+        if self.pos >= t0:
+            out = data[self.pos - t0:end - t0]
+        else:
+            out = self._get(self.pos, end)
+        self.pos += len(out)
+        return out
+
+    def _get(self, start: int, end: int) -> bytes:
+        import urllib.request
+
+        req = urllib.request.Request(self.url, headers={"Range": f"bytes={start}-{end - 1}"})
         for attempt in range(4):
             try:
                 with urllib.request.urlopen(req, timeout=60) as r:
-                    data = r.read()
-                break
+                    return r.read()
             except OSError:
                 if attempt == 3:
                     raise
-        self.pos += len(data)
-        return data
+        return b""
+
+
+TAIL = 256 * 1024
 
 
 def range_metadata(url: str, size: int | None = None) -> str:
@@ -225,12 +286,16 @@ def build(pkg: str, extras: tuple[str, ...], jobs: int) -> tuple[dict, dict]:
         f = row["wheel"]
         if f is None:
             return ver, {"python": row["python"], "torch": None, "deps": {}}, "no wheel on PyPI (sdist only)"
-        if f.get("core-metadata") or f.get("dist-info-metadata"):
-            import urllib.request
+        text = None
+        import urllib.error
+        import urllib.request
 
+        try:  # PEP 658: the index serves the wheel's METADATA beside it (for most wheels, advertised or not)
             with urllib.request.urlopen(f["url"] + ".metadata", timeout=60) as r:
                 text = r.read().decode("utf-8", "replace")
-        else:
+        except urllib.error.HTTPError:
+            text = None
+        if text is None:
             text = range_metadata(f["url"], f.get("size"))
         torch, deps = split(text, extras, names)
         return ver, {"python": row["python"], "torch": torch, "deps": deps}, \
@@ -285,9 +350,9 @@ def main() -> None:
     ap.add_argument("--recode", action="store_true", help="only re-encode markers still written as text (no network)")
     a = ap.parse_args()
     if a.recode:
-        data = json.loads(OUT.read_text())
+        data = read_gz(OUT)
         for body in data["packages"].values():
-            for row in body["releases"].values():
+            for row, _ in body["rows"]:
                 def enc(line: str) -> str:
                     spec, _, marker = line.partition(";")
                     marker = marker.strip()
@@ -296,32 +361,55 @@ def main() -> None:
                     row["torch"] = [enc(x) for x in row["torch"]]
                 row["deps"] = {k: " | ".join(enc(x) for x in v.split(" | ")) for k, v in row["deps"].items()}
         data["marker_axes"] = {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}
-        OUT.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n")
+        write_gz(OUT, data)
         return
-    old = json.loads(OUT.read_text()) if OUT.exists() else {}
-    old_src = json.loads(SOURCES.read_text()) if SOURCES.exists() else {}
-    table = {"schema": 2,
-             "_comment": "per release: Requires-Python, torch requirement (null: not known), requirements on other "
-                         "packages of the table; from the wheel METADATA on PyPI; provenance in "
-                         "torch_pins_sources.json; rebuilt by scripts/make_torch_pins.py",
-             "packages": old.get("packages", {}) if old.get("schema") == 2 else {},
+    old = read_gz(OUT) if OUT.exists() else {}
+    old_src = read_gz(SOURCES) if SOURCES.exists() else {}
+    table = {"schema": 3,
+             "_comment": "per package, rows shared by releases: [{Requires-Python, torch requirement (null: not "
+                         "known), requirements on other packages of the table}, \"versions\"]; from the wheel "
+                         "METADATA on PyPI; provenance in torch_pins_sources.json.gz; rebuilt by "
+                         "scripts/make_torch_pins.py",
+             "packages": old.get("packages", {}) if old.get("schema") == 3 else {},
              "torch_series": {k: v["date"] for k, v in torch_series().items()},
              "torch_pythons": torch_pythons(),
              "marker_axes": {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}}
-    sources = {"schema": 2, "source": f"{INDEX} (PEP 691 JSON; METADATA read by HTTP range requests)",
-               "packages": old_src.get("packages", {}) if old_src.get("schema") == 2 else {},
+    sources = {"schema": 3, "source": f"{INDEX} (PEP 691 JSON; METADATA read by HTTP range requests)",
+               "packages": old_src.get("packages", {}) if old_src.get("schema") == 3 else {},
+               "dropped": old_src.get("dropped", {}) if old_src.get("schema") == 3 else {},
+               "candidates": "scripts/torch_pins_candidates.txt",
                "torch_series": {k: v["file"] for k, v in torch_series().items()}}
     for pkg in a.packages:
         extras = PACKAGES[pkg]
-        rels, src = build(pkg, extras, a.jobs)
+        try:
+            rels, src = build(pkg, extras, a.jobs)
+        except OSError as e:  # not on PyPI any more, or the index refused: say so, keep going
+            sources["dropped"][pkg] = f"not read from the index: {e}"
+            print(f"{pkg}: not read ({e})", file=sys.stderr, flush=True)
+            continue
         known = [r for r in rels.values() if r["torch"] is not None]
-        exact = bool(known) and all(any(s.startswith("==") for s in r["torch"]) for r in known)
-        table["packages"][pkg] = {"extras": list(extras), "exact_in_every_release": exact, "releases": rels}
-        sources["packages"][pkg] = src
-        print(f"{pkg}: {len(rels)} releases ({len(rels) - len(known)} without a wheel), exact torch pin in every "
-              f"one: {exact}", file=sys.stderr, flush=True)
-        OUT.write_text(json.dumps(table, sort_keys=True, separators=(",", ":")) + "\n")
-        SOURCES.write_text(json.dumps(sources, sort_keys=True, indent=0) + "\n")
+        if pkg not in CORE and not any(r["torch"] for r in known):
+            table["packages"].pop(pkg, None)
+            sources["packages"].pop(pkg, None)
+            sources["dropped"][pkg] = (f"no torch requirement in the METADATA of any of its {len(rels)} releases "
+                                       f"since {SINCE}" if rels else f"no final release since {SINCE}")
+            print(f"{pkg}: dropped ({sources['dropped'][pkg]})", file=sys.stderr, flush=True)
+        else:
+            exact = bool(known) and all(any(s.startswith("==") for s in r["torch"]) for r in known)
+            table["packages"][pkg] = {"extras": list(extras), "exact_in_every_release": exact, "rows": group(rels)}
+            sources["packages"][pkg] = src
+            sources["dropped"].pop(pkg, None)
+            print(f"{pkg}: {len(rels)} releases ({len(rels) - len(known)} without a wheel), exact torch pin in every "
+                  f"one: {exact}", file=sys.stderr, flush=True)
+        write_gz(OUT, table)
+        write_gz(SOURCES, sources)
+    kept = set(table["packages"])
+    for body in table["packages"].values():  # requirements on packages the table does not hold are not needed
+        rels = ungroup(body["rows"])
+        for row in rels.values():
+            row["deps"] = {k: v for k, v in row["deps"].items() if k in kept}
+        body["rows"] = group(rels)
+    write_gz(OUT, table)
 
 
 if __name__ == "__main__":

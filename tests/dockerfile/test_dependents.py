@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[2] / "wheeldoc" / "data"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "wheeldoc" / "data"
 
 
 @pytest.fixture
@@ -35,13 +36,19 @@ def sev(findings):
 # -- the table ----------------------------------------------------------------------------------
 
 def test_table_rows_are_valid_and_each_has_provenance():
-    from packaging.specifiers import SpecifierSet
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.utils import parse_wheel_filename
     from packaging.version import Version
 
-    pins = json.loads((DATA / "torch_pins.json").read_text())
-    src = json.loads((DATA / "torch_pins_sources.json").read_text())
-    assert pins["schema"] == 2 and src["schema"] == 2
+    import gzip
+
+    pins = json.loads(gzip.decompress((DATA / "torch_pins.json.gz").read_bytes()))
+    src = json.loads(gzip.decompress((DATA / "torch_pins_sources.json.gz").read_bytes()))
+    assert pins["schema"] == 3 and src["schema"] == 3
+    for body in pins["packages"].values():
+        seen = [v for _row, vs in body["rows"] for v in vs.split()]
+        assert len(seen) == len(set(seen)), "a release in two rows"
+        body["releases"] = {v: row for row, vs in body.pop("rows") for v in vs.split()}
     need = {"vllm", "sglang", "xformers", "torchvision", "torchaudio", "sentence-transformers", "lightning",
             "pytorch-lightning", "accelerate", "peft", "timm", "bitsandbytes", "deepspeed", "torchmetrics",
             "ultralytics", "diffusers", "open-clip-torch", "einops"}
@@ -52,7 +59,12 @@ def test_table_rows_are_valid_and_each_has_provenance():
         for ver, row in body["releases"].items():
             Version(ver)
             if row["python"]:
-                SpecifierSet(row["python"])
+                try:
+                    SpecifierSet(row["python"])
+                except InvalidSpecifier:  # as published (skrl 0.7-0.10: `>=3.6.*`); the picker admits it
+                    from wheeldoc.dockerfile.dependents import _python_ok
+
+                    assert _python_ok(row["python"], "3.10"), (pkg, ver)
             prov = src["packages"][pkg][ver]
             if row["torch"] is None:
                 assert prov.startswith("no wheel") or prov.endswith(tuple("0123456789abcdef")), (pkg, ver)
@@ -180,3 +192,35 @@ def test_ngc_release_with_known_torch_and_python(check):
     # with the torch held by a constraint file, nothing is replaced
     assert check("FROM nvcr.io/nvidia/pytorch:20.12-py3\n"
                  "RUN echo torch==1.8.0a0+1606899 > /c.txt && pip install -c /c.txt sentence-transformers\n") == []
+
+
+def test_table_covers_the_ecosystem_candidates():
+    """Every candidate of scripts/torch_pins_candidates.txt is either in the table (some release
+    declares a torch requirement) or listed as dropped with the reason."""
+    import gzip
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import make_torch_pins as m
+    finally:
+        sys.path.pop(0)
+    pins = json.loads(gzip.decompress((DATA / "torch_pins.json.gz").read_bytes()))
+    src = json.loads(gzip.decompress((DATA / "torch_pins_sources.json.gz").read_bytes()))
+    cands = m.candidates()
+    assert len(cands) >= 140
+    for name in cands:
+        if name in src["dropped"]:
+            assert name not in pins["packages"] and src["dropped"][name], name
+            continue
+        body = pins["packages"][name]
+        assert name in m.CORE or any(row["torch"] for row, _ in body["rows"]), name
+    assert len(pins["packages"]) >= 100
+    p = torch_pins_loaded()
+    assert p["tensordict"]["releases"]["0.15.3"]["torch"] == [">=2.11.0a0"]
+
+
+def torch_pins_loaded():
+    from wheeldoc.data.base_images import torch_pins
+
+    return torch_pins()

@@ -32,8 +32,7 @@ def test_heldout2_labels_cover_the_corpus() -> None:
 
 
 def test_heldout2_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (9, 6, 0, 3)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (9, 7, 0, 2)
     assert measured["clean_files_with_findings"] == []
     misses = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("MISS"))
-    assert misses == ["project-b__Dockerfile/Dockerfile", "project-b__Dockerfile/Dockerfile",
-                      "xformers-docker__Dockerfile/Dockerfile"]
+    assert misses == ["project-b__Dockerfile/Dockerfile", "project-b__Dockerfile/Dockerfile"]

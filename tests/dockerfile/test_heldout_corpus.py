@@ -53,17 +53,17 @@ def test_heldout_labels_cover_the_corpus() -> None:
 
 def test_heldout_numbers(measured: dict) -> None:
     got = (measured["defects"], measured["tp"], measured["fp"], measured["miss"])
-    assert got == (4, 0, 0, 4), "held-out numbers changed (defects, tp, fp, miss):\n" + "\n".join(measured["details"])
-    assert measured["precision"] == 1.0 and measured["recall"] == 0.0
+    assert got == (4, 1, 0, 3), "held-out numbers changed (defects, tp, fp, miss):\n" + "\n".join(measured["details"])
+    assert measured["precision"] == 1.0 and measured["recall"] == 0.25
     assert measured["clean_files_with_findings"] == []
 
 
 def test_heldout_misses_are_the_known_ones(measured: dict) -> None:
-    """Three of the four need the build context (the folder holds the Dockerfiles only): wheeldoc
-    says so at info level; the fourth assembles the package name in a shell variable."""
+    """The three misses need the build context (the folder holds the Dockerfiles only): wheeldoc
+    says so at info level. (The fourth, a package name assembled in a shell variable, is found
+    since shell variables of the RUN expand.)"""
     misses = sorted(line.split()[1] + " " + line.split()[2] for line in measured["details"] if line.startswith("MISS"))
     assert misses == [
-        "WD403 transformers__transformers-pytorch-gpu~Dockerfile.Dockerfile:21",
         "WD403 vllm-bootstrap-09785775__Dockerfile.Dockerfile:15",
         "WD403 vllm-bootstrap-61441100__Dockerfile.Dockerfile:15",
         "WD403 vllm-inference-server__Dockerfile.Dockerfile:4",
@@ -76,9 +76,7 @@ def test_heldout_misses_are_the_known_ones(measured: dict) -> None:
 def test_heldout_with_build_context(measured_with_context: dict) -> None:
     m = measured_with_context
     got = (m["defects"], m["tp"], m["fp"], m["miss"])
-    assert got == (4, 3, 0, 1), "held-out numbers with contexts changed:\n" + "\n".join(m["details"])
-    misses = [line.split()[2] for line in m["details"] if line.startswith("MISS")]
-    assert misses == ["transformers__transformers-pytorch-gpu~Dockerfile.Dockerfile:21"]
+    assert got == (4, 4, 0, 0), "held-out numbers with contexts changed:\n" + "\n".join(m["details"])
     assert m["clean_files_with_findings"] == []  # vllm-bootstrap-92ec208b (the fix, a torch constraint) stays clean
 
 

@@ -1,5 +1,5 @@
 """The base-image table (base_images.json, rebuilt by scripts/make_base_images.py) and the
-torch-pin table (torch_pins.json, scripts/make_torch_pins.py), loaded on first use.
+torch-pin table (torch_pins.json.gz, scripts/make_torch_pins.py), loaded on first use.
 
 `base_image(ref)` says what a well-known base brings: the torch it ships (version, a range of
 versions when the tag names only the series, or only that it is a pre-release build), the other
@@ -57,9 +57,14 @@ def _rows() -> list[dict]:
 
 @lru_cache(maxsize=1)
 def _pins_file() -> dict:
-    data = json.loads((_DIR / "torch_pins.json").read_text())
-    if data.get("schema") != 2:
-        raise ValueError("torch_pins.json: unknown schema")
+    """torch_pins.json.gz with each package's shared rows expanded to `releases` (version -> row)."""
+    import gzip
+
+    data = json.loads(gzip.decompress((_DIR / "torch_pins.json.gz").read_bytes()))
+    if data.get("schema") != 3:
+        raise ValueError("torch_pins.json.gz: unknown schema")
+    for body in data["packages"].values():
+        body["releases"] = {v: row for row, versions in body.pop("rows") for v in versions.split()}
     return data
 
 

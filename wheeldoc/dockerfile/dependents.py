@@ -1,6 +1,6 @@
 """Which release of a torch-dependent package pip or uv would pick, and what it asks of torch.
 
-The torch-pin table (`wheeldoc/data/torch_pins.json`, read from each release's wheel METADATA on
+The torch-pin table (`wheeldoc/data/torch_pins.json.gz`, read from each release's wheel METADATA on
 PyPI by scripts/make_torch_pins.py) holds, per release, its Requires-Python, its torch requirement
 and its requirements on other packages of the table. An install with no exact version takes the
 newest final release whose Requires-Python admits the image's Python (every Python when that is
@@ -229,7 +229,7 @@ def image_python(facts, step) -> str | None:
 def image_pythons(facts, step, state):
     """The Python of the image: one (`image_python`), else the few a torch already there allows (the
     cpXY tag of the torch wheel an earlier line installed; the CPython versions of the PyPI torch
-    release's linux wheels, wheeldoc/data/torch_pins.json), else None (every Python)."""
+    release's linux wheels, wheeldoc/data/torch_pins.json.gz), else None (every Python)."""
     import posixpath
     import re
 

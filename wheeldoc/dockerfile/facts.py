@@ -221,7 +221,7 @@ class DockerFacts:
             stage = self.graph.stage_for(ins)
             if stage is None:
                 continue
-            for cmd in commands_in_run(ins):
+            for cmd in commands_in_run(ins, self._lookup(ins, None)):
                 argv = self._expand_argv(ins, cmd)
                 inst = parse_install(_with_argv(cmd, argv)) if argv else None
                 out.append(Step(len(out), ins, stage, cmd, inst, _build_reason(argv, inst), argv))
@@ -259,10 +259,16 @@ class DockerFacts:
     def _lookup(self, ins: Instruction, cmd: Command | None, skip: str | None = None):
         sc = self.graph.scope(ins)
         local = cmd.env() if cmd is not None else {}
+        shell = dict(cmd.shell_vars) if cmd is not None else {}
 
         def lookup(name: str):
             if name in local and name != skip:
                 return local[name] if "$" not in local[name] else UNKNOWN
+            if name in shell and name != skip:  # a shell variable set earlier in the RUN
+                v = shell[name]
+                return v if v is not None and "$" not in v else UNKNOWN
+            if "*" in shell:
+                return UNKNOWN  # the RUN set more shell variables than are followed: it may have set this one
             b = sc.vars.get(name)
             if b is not None:
                 return b.value if b.known else UNKNOWN
@@ -549,6 +555,45 @@ class DockerFacts:
                     return got or (None, f"bind mount from {m['from']}, line {step.ins.start_line}")
                 return self._context_text(rel), f"bind mount of {rel} (build context), line {step.ins.start_line}"
         return self._lookup_file(step.stage, ab, (step.ins.index, step.index))
+
+    def clone_at(self, step: Step, path: str) -> tuple[str, str, int] | None:
+        """(repository name, clone directory, line) when `path` lies in a `git clone` that an earlier
+        command of the stage chain made (its directory made absolute against the WORKDIR, or the
+        `cd` of the same RUN, in effect then) and nothing the Dockerfile shows wrote the file since.
+        The clone's contents are not known; its name says which project it is."""
+        ab = self.abs_path(step.ins, path)
+        if ab is None or self.file_text(step, path) is not None:
+            return None
+        chain = {s.index for s in self.chain(step.stage)}
+        found = None
+        cwd: dict[int, str] = {}
+        for s in self.steps[: step.index + 1]:
+            if s.stage.index not in chain:
+                continue
+            argv = s.argv
+            here = cwd.get(s.ins.index) or self.abs_path(s.ins, ".") or "/"
+            if len(argv) >= 2 and argv[0] == "cd" and "$" not in argv[1]:
+                cwd[s.ins.index] = posixpath.normpath(posixpath.join(here, argv[1]))
+                continue
+            if s.index == step.index or len(argv) < 3 or argv[0] != "git" or argv[1] != "clone":
+                continue
+            pos, k = [], 2
+            while k < len(argv):
+                a = argv[k]
+                if a in ("-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
+                         "--separate-git-dir", "-j", "--jobs", "--filter", "-u", "--upload-pack", "--template"):
+                    k += 2
+                    continue
+                if not a.startswith("-"):
+                    pos.append(a)
+                k += 1
+            if not pos or "$" in "".join(pos):
+                continue
+            name = posixpath.basename(pos[0].rstrip("/")).removesuffix(".git")
+            target = posixpath.normpath(posixpath.join(here, pos[1] if len(pos) > 1 else name))
+            if ab == target or ab.startswith(target.rstrip("/") + "/"):
+                found = (name, target, s.line)
+        return found
 
     def requirements(self, step: Step, path: str, depth: int = 0) -> ReqFile | None:
         key = (step.index, path)

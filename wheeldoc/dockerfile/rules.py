@@ -472,7 +472,7 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     `<v>`, `vllm/vllm-openai:v<x>` the torch vLLM `<x>` pins, NGC `nvcr.io/nvidia/pytorch` a
     pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
     an uninstall removes it). The new requirement comes from the torch-pin table built from the
-    packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json`: vllm 0.9.1 requires
+    packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json.gz`: vllm 0.9.1 requires
     torch==2.7.0; sglang's `srt` extra; xformers; torchvision, torchaudio; sentence-transformers,
     lightning, pytorch-lightning, accelerate, peft, timm, bitsandbytes, torchmetrics, ultralytics,
     diffusers, open-clip-torch, kornia, torch-geometric; deepspeed publishes no wheel, so its
@@ -665,7 +665,7 @@ def _unknown_base(facts: DockerFacts, step: Step, state, seen: set | None = None
         message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {r.what} requires torch{r.spec}. "
                 f"Whether {base} ships a torch, and which, is unknown here (not in the base-image table): if it "
                 f"ships another one, this install replaces it.",
-        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json)",
+        evidence=(f"{r.package} {r.version or ''}: torch{r.spec} (wheeldoc/data/torch_pins.json.gz)",
                   "base image: unknown to wheeldoc/data/base_images.json"),
         fix=Fix("If the base image's torch must stay, hold it: `--override` (uv) or `-c` (pip) with a file "
                 "holding `torch==<the image's version>`", "display-only"),
@@ -993,9 +993,12 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     Finds a command that compiles CUDA code (a source install, `--no-build-isolation`,
     `setup.py`, cmake, nvcc) in a devel image whose nvcc is of another CUDA major than the torch
     it compiles against: a torch installed earlier in the stage chain (`+cu130` local tag,
-    `/whl/cu130` index, `--torch-backend cu130`, an override or constraint) or the torch of a
-    `pytorch/pytorch` devel image. The image's CUDA comes from the base-image table
-    (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
+    `/whl/cu130` index, `--torch-backend cu130`, an override or constraint), the torch PyPI
+    serves when an earlier install's requirements moved or brought torch (the newest release
+    they admit for the image's Python, whose PyPI wheels are CUDA builds of a known major,
+    `wheeldoc/data/torch.json`; a warning when that rests on the newest release of an unpinned
+    package), or the torch of a `pytorch/pytorch` devel image. The image's CUDA comes from the
+    base-image table (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
 
     ## Why is this bad?
     torch.utils.cpp_extension compares the CUDA of nvcc with the CUDA torch was built with and
@@ -1037,9 +1040,16 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
         if key in reported:
             continue
         reported.add(key)
-        b, tc = cuda_str(img.cuda), cuda_str(t_cuda)
+        b, tc = cuda_str(img.cuda), (cuda_str(t_cuda) if len(t_cuda) == 2 else f"{t_cuda[0]}.x")
+        severity = Severity.ERROR
+        if got is not None and len(t_cuda) == 1:
+            from wheeldoc.dockerfile.torch_state import state_before
+
+            pypi = state_before(facts, step).pypi
+            if pypi is not None and not pypi.certain:
+                severity = Severity.WARNING  # the torch is the newest release an unpinned requirement admits
         yield Finding(
-            rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=Severity.ERROR,
+            rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=severity,
             location=_loc(facts, step.line),
             message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles CUDA code with the nvcc of "
                     f"{root.base} (CUDA {b}) against a torch built for CUDA {tc} ({why}): "
@@ -1050,23 +1060,31 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
                       f"torch: CUDA {tc}: {why}",
                       "a runtime image newer or older than torch's CUDA is fine: torch wheels carry their own CUDA "
                       "libraries; only compiling against torch needs the same major"),
-            fix=Fix(f"Build on a CUDA {t_cuda[0]}.x devel image (nvidia/cuda:{tc}.x-devel-…), or install the torch "
+            fix=Fix(f"Build on a CUDA {t_cuda[0]}.x devel image (nvidia/cuda:{tc if len(t_cuda) == 1 else tc + '.x'}-devel-…), or install the torch "
                     f"build of CUDA {img.cuda[0]} (cu{img.cuda[0]}{img.cuda[1]} or another CUDA {img.cuda[0]} "
                     f"variant)", "display-only"),
             data={"stage": step.stage.label, "image_cuda": b, "nvcc_cuda": b, "torch_cuda": tc},
         )
 
 
-def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int], str] | None:
-    """CUDA of the torch the stage chain installed before `step` (local tag, index, backend)."""
+def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int] | tuple[int], str] | None:
+    """CUDA of the torch the stage chain installed before `step`: the latest of an install that says
+    the build (local tag, index, backend) and an install whose requirements made pip/uv take
+    PyPI's torch of a known release (torch_state.PypiTorch: (major,) only)."""
+    from wheeldoc.dockerfile.torch_state import state_before
+
     chain = {s.index for s in facts.chain(step.stage)}
     found = None
+    line = -1
     for s in facts.steps[: step.index]:
         if s.stage.index not in chain:
             continue
         t = _torch_cuda(facts, s)
         if t is not None and t.cuda is not None:
-            found = (t.cuda, f"line {s.line}: {t.why}")
+            found, line = (t.cuda, f"line {s.line}: {t.why}"), s.line
+    pypi = state_before(facts, step).pypi
+    if pypi is not None and pypi.line >= line:
+        return (pypi.cuda_major,), pypi.why
     return found
 
 

@@ -34,6 +34,7 @@ from wheeldoc.dockerfile.parser import Instruction
 
 MAX_COMMANDS = 5000
 MAX_DEPTH = 4
+MAX_SHELL_VARS = 64  # shell variables followed per script; past it, a new name is marked untracked ("*")
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ash", "ksh", "mksh", "busybox"))
 _RESERVED_PREFIX = frozenset(("if", "then", "elif", "else", "do", "while", "until", "!", "{", "time"))
@@ -73,6 +74,7 @@ class Command:
     incomplete: bool = False
     redirects: tuple[tuple[str, str], ...] = ()
     stdin: str | None = None
+    shell_vars: tuple[tuple[str, str | None], ...] = field(default=(), compare=False)
 
     @property
     def name(self) -> str:
@@ -123,6 +125,7 @@ class _Raw:
     incomplete: bool = False
     after_pipe: bool = False  # stdin comes from the previous command (`cat <<EOF | sh`)
     last: int = 0  # end of the last word or redirection
+    ops: list[str] = field(default_factory=list)  # operators since the previous command
 
 
 class _Scanner:
@@ -319,13 +322,17 @@ class _Scanner:
         cur = _Raw(0)
         i = 0
 
-        def finish(at: int, pipe: bool = False) -> None:
+        def finish(at: int, pipe: bool = False, op: str = "\n") -> None:
             nonlocal cur
+            ops = [op]
             if cur.words or cur.heredocs:
                 cur.end = max(cur.last, cur.start)
                 cur.incomplete = self.incomplete
                 out.append(cur)
-            cur = _Raw(at, after_pipe=pipe)
+            else:
+                ops = cur.ops + ops
+                pipe = pipe or cur.after_pipe
+            cur = _Raw(at, after_pipe=pipe, ops=ops)
 
         while i < n:
             c = s[i]
@@ -351,8 +358,9 @@ class _Scanner:
                 if two in ("&>",):
                     i = cur.last = self._redirect(i, cur)
                     continue
-                finish(i, pipe=(c == "|" and two != "||"))
-                i += 2 if two in ("&&", "||", ";;", "|&") else 1
+                op = two if two in ("&&", "||", ";;", "|&") else c
+                finish(i, pipe=(c == "|" and two != "||"), op=op)
+                i += len(op)
                 cur.start = i
                 continue
             if c in "<>" or (c.isdigit() and self._is_fd_redirect(i)):
@@ -528,32 +536,201 @@ def _shell_script(argv: Sequence[str]) -> tuple[str | None, bool]:
     return None, k >= len(argv)
 
 
+_COMPOUND_OPEN = frozenset(("if", "while", "until", "{"))
+_COMPOUND_CLOSE = frozenset(("fi", "done", "esac", "}"))
+_TEST_NUMERIC = {"-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-gt": lambda a, b: a > b,
+                 "-ge": lambda a, b: a >= b, "-lt": lambda a, b: a < b, "-le": lambda a, b: a <= b}
+_LENGTH = re.compile(r"\$\{#([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class _Flow:
+    """Which commands of one script surely run, surely do not, or may run: the shell's
+    and-or lists (`a && b || c`) over the statuses it can know (`true`, `false`, a bare
+    assignment, `[ ... ]` / `test` on known values), and whether a command sits inside a
+    compound (`if`, loops, `case`, `( )`, `{ }`), where wheeldoc does not follow the branches."""
+
+    def __init__(self) -> None:
+        self.status: frozenset[bool] = frozenset((True,))
+        self.compound = 0
+        self.case = 0
+
+    def enter(self, raw: _Raw) -> tuple[bool | None, bool]:
+        """(runs: True / False / None for maybe, in a pipeline)."""
+        conn = ";"
+        for op in raw.ops:
+            if op == "(":
+                if not self.case:
+                    self.compound += 1
+            elif op == ")":
+                if not self.case:
+                    self.compound = max(0, self.compound - 1)
+            elif op == "\n":
+                if conn not in ("&&", "||", "|", "|&"):
+                    conn = ";"
+            else:
+                conn = op
+        if conn in ("&&", "||"):
+            want = conn == "&&"
+            if self.status == frozenset((want,)):
+                runs: bool | None = True
+            elif want not in self.status:
+                runs = False
+            else:
+                runs = None
+        else:
+            runs = True
+            if conn not in ("|", "|&"):
+                self.status = frozenset((True,))
+        self._conn = conn
+        return runs, conn in ("|", "|&") or raw.after_pipe
+
+    def leave(self, runs: bool | None, status: bool | None) -> None:
+        st = frozenset((True, False)) if status is None else frozenset((status,))
+        if runs is True:
+            self.status = st
+        elif runs is None:
+            self.status = st | frozenset((self._conn != "&&",))
+
+    @property
+    def plain(self) -> bool:
+        return self.compound == 0
+
+
 class _Extractor:
-    def __init__(self, line_base: int) -> None:
+    def __init__(self, line_base: int, lookup: Callable[[str], object] | None = None) -> None:
         self.line_base = line_base
         self.out: list[Command] = []
+        self.lookup = lookup
 
     def run(self, text: str, source: str, line_of: Callable[[int], int], depth: int,
-            outer: dict[str, list[tuple[str, int]]] | None, exported: dict[str, str]) -> None:
+            outer: dict[str, list[tuple[str, int]]] | None, exported: dict[str, str],
+            shell: dict[str, str | None] | None = None) -> None:
         if depth > MAX_DEPTH or len(self.out) > MAX_COMMANDS:
             return
         prev: _Raw | None = None
-        for raw in _Scanner(text, outer).commands():
+        flow = _Flow()
+        shell = {} if shell is None else shell
+        raws = _Scanner(text, outer).commands()
+        for i, raw in enumerate(raws):
             stdin = prev.heredocs if (raw.after_pipe and prev is not None and not raw.heredocs
                                       and prev.words and _basename(prev.words[0].value) == "cat") else None
-            self._command(text, raw, source, line_of, depth, exported, stdin)
+            piped_out = i + 1 < len(raws) and raws[i + 1].after_pipe
+            self._command(text, raw, source, line_of, depth, exported, stdin, flow, shell, piped_out)
             prev = raw
 
+    def _snapshot(self, shell: dict[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+        """The shell variables as a tuple, shared between commands while they do not change."""
+        last = getattr(self, "_last", None)
+        items = tuple(shell.items())
+        if last is not None and last == items:
+            return last
+        self._last = items
+        return items
+
+    # -- what the shell can know -------------------------------------------------------
+    def _lookup(self, exported: dict[str, str], shell: dict[str, str | None]):
+        from wheeldoc.dockerfile.lexer import UNKNOWN
+
+        def lookup(name: str):
+            if name in shell:
+                v = shell[name]
+                return UNKNOWN if v is None or "$" in v else v
+            if "*" in shell and name not in exported:
+                return UNKNOWN  # past MAX_SHELL_VARS: the script may have set it
+            if name in exported:
+                v = exported[name]
+                return UNKNOWN if "$" in v else v
+            return self.lookup(name) if self.lookup is not None else UNKNOWN
+
+        return lookup
+
+    def _expand(self, word: str, exported: dict[str, str], shell: dict[str, str | None]) -> str | None:
+        """The word after parameter expansion, or None when a value is not knowable (an unknown
+        variable, a command substitution)."""
+        if "$" not in word and "`" not in word:
+            return word
+        if "$(" in word or "`" in word:
+            return None
+        from wheeldoc.dockerfile.lexer import LexError, UNKNOWN, process_word
+
+        lookup = self._lookup(exported, shell)
+        unknown = False
+
+        def length(m: re.Match) -> str:
+            nonlocal unknown
+            v = lookup(m[1])
+            if v is UNKNOWN:
+                unknown = True
+                return ""
+            return str(len(v or ""))
+
+        word = _LENGTH.sub(length, word)
+        if unknown:
+            return None
+        try:
+            r = process_word(word, lookup, skip_quotes=True, raw_escapes=True)
+        except LexError:
+            return None
+        return None if r.unknown else r.text
+
+    def _status(self, raw: _Raw, k: int, exported: dict[str, str], shell: dict[str, str | None]) -> bool | None:
+        """The exit status of a simple command when the shell's own semantics decide it."""
+        words = raw.words[k:]
+        if not words:
+            return True
+        name = words[0].value
+        if name in ("true", ":"):
+            st: bool | None = True
+        elif name == "false":
+            st = False
+        elif name in ("[", "[[", "test"):
+            close = {"[": "]", "[[": "]]"}.get(name)
+            args = words[1:]
+            if close is not None:
+                if not args or args[-1].value != close:
+                    return None
+                args = args[:-1]
+            vals: list[str] = []
+            for w in args:
+                v = self._expand(w.value, exported, shell)
+                if v is None:
+                    return None
+                if v == "" and not w.quoted and name != "[[" and "$" in w.value:
+                    continue  # an unquoted empty expansion is no word at all
+                vals.append(v)
+            st = _test(vals)
+        else:
+            return None
+        return st
+
     def _command(self, text: str, raw: _Raw, source: str, line_of: Callable[[int], int],
-                 depth: int, exported: dict[str, str], piped: list[_HeredocRef] | None = None) -> None:
+                 depth: int, exported: dict[str, str], piped: list[_HeredocRef] | None = None,
+                 flow: _Flow | None = None, shell: dict[str, str | None] | None = None,
+                 piped_out: bool = False) -> None:
+        flow = flow if flow is not None else _Flow()
+        shell = shell if shell is not None else {}
+        runs, in_pipe = flow.enter(raw)
+        in_pipe = in_pipe or piped_out
         for a, b in raw.subs:  # $( ) and backquotes run first
-            self.run(text[a:b], source, _shifted(line_of, a), depth + 1, None, dict(exported))
+            self.run(text[a:b], source, _shifted(line_of, a), depth + 1, None, dict(exported), dict(shell))
         words = [w.value for w in raw.words]
         unquoted = [not w.quoted for w in raw.words]
         k = 0
+        compound = False
+        negate = False
         while k < len(words) and unquoted[k] and words[k] in _RESERVED_PREFIX:
+            if words[k] == "!":
+                negate = not negate
+            else:
+                if words[k] in _COMPOUND_OPEN:
+                    flow.compound += 1
+                compound = True
             k += 1
         if k < len(words) and unquoted[k] and words[k] in ("for", "case", "select", "function"):
+            flow.compound += 1
+            if words[k] == "case":
+                flow.case += 1
+            flow.leave(runs, None)
             return
         assignments: list[tuple[str, str]] = []
         while k < len(words) and _ASSIGN.match(raw.words[k].value) and _ASSIGN.match(
@@ -563,9 +740,20 @@ class _Extractor:
             k += 1
         argv = words[k:]
         if len(argv) == 1 and unquoted[k] and argv[0] in _RESERVED_ALONE:
+            if argv[0] in _COMPOUND_CLOSE:
+                flow.compound = max(0, flow.compound - 1)
+                if argv[0] == "esac":
+                    flow.case = max(0, flow.case - 1)
+            flow.leave(runs, None)
             return
+        status = None if compound else self._status(raw, k, exported, shell)
+        if status is not None and negate:
+            status = not status
+        if not argv and any("$(" in v or "`" in v for _, v in assignments):
+            status = None  # an assignment's status is its command substitution's
         argv, wrappers = _unwrap(argv, assignments)
         if not argv and not assignments:
+            flow.leave(runs, status)
             return
         line = line_of(raw.start)
         cmd = Command(
@@ -582,6 +770,7 @@ class _Extractor:
             incomplete=raw.incomplete,
             redirects=tuple(raw.redirects),
             stdin=_stdin_text(raw, piped),
+            shell_vars=self._snapshot(shell),
         )
         self.out.append(cmd)
         if argv and argv[0] == "export":
@@ -589,10 +778,24 @@ class _Extractor:
                 if _ASSIGN.match(a):
                     n_, _, v = a.partition("=")
                     exported[n_] = v
+                    shell.pop(n_, None)
+                elif _NAME.match(a) and a in shell:
+                    v_ = shell.pop(a)
+                    if v_ is not None:
+                        exported[a] = v_
         elif not argv:
             for n_, v in assignments:
                 if n_ in exported:
                     exported[n_] = v
+                elif in_pipe or runs is False:
+                    continue  # a pipeline's commands run in subshells; a skipped one sets nothing
+                elif n_ not in shell and len(shell) >= MAX_SHELL_VARS:
+                    shell["*"] = None  # bounded: later names are not followed, and say so
+                elif runs is True and flow.plain and not compound:
+                    shell[n_] = self._expand(v, exported, shell)
+                else:
+                    shell[n_] = None  # set or not, depending on a branch wheeldoc does not follow
+        flow.leave(runs, status)
         script, is_shell = _shell_script(argv)
         if script is not None:
             self.run(script, "-c", _line_counter(script, line), depth + 1, None,
@@ -611,6 +814,40 @@ class _Extractor:
                 self.run(hs, "-c", lambda p, ln=line: ln, depth + 1, None, dict(exported))
 
 
+def _test(args: list[str]) -> bool | None:
+    """POSIX `test` on expanded arguments, for the forms whose answer needs no file system."""
+    if not args:
+        return False
+    if len(args) == 1:
+        return args[0] != ""
+    if len(args) == 2:
+        op, a = args
+        if op == "!":
+            return args[1] == ""
+        if op == "-n":
+            return a != ""
+        if op == "-z":
+            return a == ""
+        return None
+    if len(args) == 3:
+        a, op, b = args
+        if op in ("=", "=="):
+            return None if any(c in b for c in "*?[") else a == b
+        if op == "!=":
+            return None if any(c in b for c in "*?[") else a != b
+        f = _TEST_NUMERIC.get(op)
+        if f is not None:
+            try:
+                return f(int(a), int(b))
+            except ValueError:
+                return None
+        if a == "!":
+            r = _test([op, b])
+            return None if r is None else not r
+        return None
+    return None
+
+
 def _stdin_text(raw: _Raw, piped: list[_HeredocRef] | None) -> str | None:
     for ref in piped or raw.heredocs:
         if ref.fd == 0 and ref.bodies:
@@ -626,13 +863,16 @@ def extract_commands(text: str, *, line_base: int = 1, source: str = "text") -> 
     return tuple(ex.out)
 
 
-def commands_in_run(ins: Instruction) -> tuple[Command, ...]:
-    """The commands a RUN instruction (or an ONBUILD RUN) invokes. `line` is the Dockerfile line."""
+def commands_in_run(ins: Instruction, lookup: Callable[[str], object] | None = None) -> tuple[Command, ...]:
+    """The commands a RUN instruction (or an ONBUILD RUN) invokes. `line` is the Dockerfile line.
+    `lookup` answers the variables the RUN inherits (ARG, ENV: a value, None for unset, or
+    lexer.UNKNOWN); with it, `Command.shell_vars` hold expanded values and `[ ... ]` tests on
+    known values decide which branch of `a && b || c` runs."""
     ins = ins.trigger
     if ins.keyword != "RUN":
         return ()
     base = ins.start_line
-    ex = _Extractor(base)
+    ex = _Extractor(base, lookup)
     if ins.json:
         argv = list(ins.value)
         if not argv:

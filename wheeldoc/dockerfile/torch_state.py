@@ -49,6 +49,20 @@ class TorchState:
     ships_known: bool = True  # False: the base's other packages are not known (NGC)
     installed: frozenset[str] = frozenset()  # packages earlier installs of the stage chain named
     others: bool = False  # an earlier install brought packages whose dependencies are not known here
+    pypi: "PypiTorch | None" = None  # the torch an install resolved from PyPI, when its CUDA is known
+
+
+@dataclass(frozen=True)
+class PypiTorch:
+    """The torch an install takes from PyPI when a requirement moves (or brings) it: the newest
+    release on PyPI that every requirement admits, for the image's Python, and the CUDA major of
+    PyPI's wheel of that series (wheeldoc/data/torch.json)."""
+
+    line: int
+    version: str  # "2.14.1"
+    cuda_major: int
+    why: str  # "ont-bonito 1.1.0 requires torch>=2.9,<3: pip takes PyPI's newest, torch 2.14.1 (CUDA 13 wheels)"
+    certain: bool  # False: assumed (the newest release of an unpinned package, an unknown Python, …)
 
 
 @dataclass(frozen=True)
@@ -62,7 +76,7 @@ class Requirement:
     exact: bool
     newest: tuple[str, str] | None  # (newest release in the table, its torch pin) for an unversioned install
     what: str  # as written
-    source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json"
+    source: str = "its wheel METADATA on PyPI, wheeldoc/data/torch_pins.json.gz"
     sure: bool = True  # False: the package may already be in the image, and then the install keeps it
     candidates: tuple = ()  # dependents.Candidate: the releases pip/uv could pick, per Python
     python: str | None = None  # the image's Python, where the file says it
@@ -189,6 +203,11 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
                         constraint=None, lowest=None, highest=None)
         return state
+    if s.install is None and _other_installer_torch(s):
+        # conda/mamba put a torch there that the pip model does not follow: from here it is unknown
+        return replace(state, present=None, version=None, prerelease=None, constraint=None, lowest=None,
+                       highest=None, where=f"installed by {s.argv[0]} on line {s.line} (not followed)", pypi=None,
+                       others=True)
     if s.install is None or not s.installs_packages:
         return state
     names, others = _names(facts, s)
@@ -202,21 +221,182 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state
+    was_present, before = state.present, state
     needs, unknown = facts.torch_needs(s)
     if not state.present and (needs or unknown):
         # torch-dependent packages (or wheels of unknown content) brought a torch: which one is not known
         state = replace(state, present=True, version=None, prerelease=None,
                         where=f"brought in on line {s.line} by {(needs + unknown)[0]}", constraint=None,
                         lowest=None, highest=None)
-    for req in requirements(facts, s, state):
+    reqs = requirements(facts, s, state)
+    moved = False
+    for req in reqs:
         v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
         if state.present and admitted(req, state) is False:
+            moved = True
             state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
-                            highest=None, where=f"put there on line {s.line} by {req.what}")
+                            highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
         elif state.present is False and v is not None:
             state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
-                            highest=None, where=f"put there on line {s.line} by {req.what}")
+                            highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
+    if state.present is False and any(r.spec or (r.newest and r.newest[1]) for r in reqs):
+        state = replace(state, present=True, version=None, prerelease=None, constraint=None, lowest=None,
+                        highest=None, where=f"brought in on line {s.line} by {reqs[0].what}")
+    if (moved or was_present is False) and state.present and reqs:
+        # torch was replaced (or brought) by this install: which build, when PyPI serves it
+        got = pypi_torch(facts, s, reqs, before if was_present else None)
+        if got is not None:
+            state = replace(state, pypi=got)
     return state
+
+
+def _pypi_decides(facts: DockerFacts, step: Step, series: str) -> bool | None:
+    """Does PyPI serve the torch of `series` to this install? True when nothing else decides the
+    build: no pin with a local tag, override, constraint, --torch-backend, --find-links or other
+    index; with pip, an `--extra-index-url` of a PyTorch CUDA index still leaves PyPI's build when
+    that index holds no release of the series (pip takes the highest version across its indexes,
+    and the CUDA variant index serves only the series the PyTorch release matrix lists for it,
+    wheeldoc/data/torch.json). None: not known."""
+    from wheeldoc.data.torch import torch_table
+    from wheeldoc.dockerfile.facts import variant_cuda
+
+    inst = step.install
+    if inst is None:
+        return None
+    table = torch_table().series
+    for src in facts.torch_sources(step):
+        if src.kind != "index" or inst.tool != "pip" or not src.why.startswith("--extra-index-url "):
+            return None
+        cuda = variant_cuda(src.variant or "")
+        if cuda is None:
+            return None  # an index of unknown content, a CPU or ROCm index: not judged
+        listed = [k for k, row in table.items() if src.variant in row.cuda]
+        if listed:
+            from packaging.version import Version
+
+            if any(Version(k) >= Version(series) for k in listed):
+                return None  # the variant index may hold a build of this series (pip prefers its +cuNNN)
+        else:
+            oldest = min((variant_cuda(v) for row in table.values() for v in row.cuda if variant_cuda(v)),
+                         default=None)
+            if oldest is None or cuda >= oldest:
+                return None  # a variant the table does not cover: its releases are not known
+    return True
+
+
+def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | None) -> PypiTorch | None:
+    """The torch PyPI serves to an install whose requirements moved (or brought) torch: the newest
+    torch release (wheeldoc/data/torch_pins.json.gz: the CPython versions of each release's linux
+    wheels) that every requirement admits for the image's Python, and the CUDA major of PyPI's
+    wheel of its series on the image's platform. None when any of that is not known."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.data.base_images import PYTHONS, torch_pythons
+    from wheeldoc.data.torch import series_of, torch_table
+    from wheeldoc.dockerfile import dependents
+
+    inst = step.install
+    _needs, unknown = facts.torch_needs(step)
+    if inst is None or unknown or inst.editables or any(
+            p.startswith((".", "/")) or p.endswith((".whl", ".tar.gz", ".zip")) or "://" in p or p.startswith("git+")
+            for p in inst.packages) or any(
+            facts.requirements(step, f) is None and _cloned_requirement(facts, step, f) is None
+            for f in inst.requirements):
+        return None  # a wheel, path or file of unknown content may ask for another torch
+    python = dependents.image_pythons(facts, step, state)
+    pys = (python,) if isinstance(python, str) else tuple(python) if python else PYTHONS
+    certain = True
+    per_py: dict[str, list[str]] = {p: [] for p in pys}
+    words = []
+    for req in reqs:
+        if req.candidates:
+            covered = set()
+            for c in req.candidates:
+                if c.torch is None or any(sp is None or picked == "conditional" for _f, sp, picked in c.torch):
+                    return None
+                for p in ([c.python] if c.python else pys):
+                    if p in per_py:
+                        covered.add(p)
+                        per_py[p] += [sp for _f, sp, _ in c.torch if sp]
+                if any(picked is True and sp for _f, sp, picked in c.torch):
+                    certain = False  # the newest release of an unpinned package: assumed
+            if req.version is None:
+                certain = False  # an unpinned package: its newest release is assumed
+            for p in set(per_py) - covered:
+                del per_py[p]  # no release of the package for that Python: the install cannot be that
+            pys = tuple(p for p in pys if p in per_py)
+            c = req.candidates[-1]
+            words.append(f"{req.package} {c.release} requires torch{','.join(sp for _f, sp, _ in c.torch if sp) or ' (any)'}")
+        elif req.spec is not None:
+            for p in per_py:
+                per_py[p].append(req.spec)
+            words.append(f"{req.package} {req.version or ''} requires torch{req.spec or ' (any)'}".replace("  ", " "))
+        elif req.newest is not None and req.newest[1] is not None:
+            for p in per_py:
+                per_py[p].append(req.newest[1])
+            certain = False
+            words.append(req.what if not req.sure else
+                         f"{req.package} {req.newest[0]} (its newest release) requires torch{req.newest[1]}")
+        else:
+            return None
+        if not req.sure:
+            certain = False
+    releases = []
+    for v, py in torch_pythons().items():
+        try:
+            releases.append((Version(v), v, frozenset(py)))
+        except InvalidVersion:
+            continue
+    releases.sort(reverse=True)
+    machine = facts.platform(step.stage)
+    platforms = (f"linux-{machine}",) if machine else ("linux-x86_64", "linux-aarch64")
+    table = torch_table().series
+    got: set[tuple[str, int | None]] = set()
+    if not pys:
+        return None
+    certain = certain and len(pys) == 1  # one Python: the image's, or the only one a release admits
+    for p in pys:
+        try:
+            specs = [SpecifierSet(x) for x in per_py[p]]
+        except InvalidSpecifier:
+            return None
+        pick = next((v for ver, v, py in releases if p in py and all(sp.contains(ver) for sp in specs)), None)
+        if pick is None:
+            return None
+        row = table.get(series_of(pick) or "")
+        if row is None:
+            return None
+        for plat in platforms:
+            known, major = row.pypi_cuda_major(plat)
+            if not known:
+                return None
+            got.add((pick, major))
+    majors = {m for _v, m in got}
+    if len(majors) != 1 or None in majors:
+        return None  # the Pythons or platforms disagree, or PyPI's build is a CPU build
+    major = majors.pop()
+    versions = sorted({v for v, _m in got}, key=Version)
+    if _pypi_decides(facts, step, series_of(versions[0]) or "") is not True:
+        return None
+    shown = versions[0] if len(versions) == 1 else " to ".join((versions[0], versions[-1]))
+    why = (f"line {step.line}: {'; '.join(words)}: {'pip' if step.tool == 'pip' else step.tool} takes PyPI's newest "
+           f"admitted torch, {shown}" + (f" for Python {pys[0]}" if len(pys) == 1 else "")
+           + f", whose PyPI wheels are CUDA {major} builds")
+    return PypiTorch(step.line, versions[-1], major, why, certain)
+
+
+_OTHER_INSTALLERS = frozenset(("conda", "mamba", "micromamba"))
+
+
+def _other_installer_torch(step: Step) -> bool:
+    """`conda install pytorch …` / `mamba install torch …`: a torch from another package manager."""
+    argv = step.argv
+    if not argv or argv[0].rsplit("/", 1)[-1] not in _OTHER_INSTALLERS:
+        return False
+    if not any(a in ("install", "create", "update", "env") for a in argv[1:3]):
+        return False
+    return any(re.match(r"(?:[\w.-]+::)?(?:py)?torch(?:[=<>\s]|$)", a) for a in argv[2:])
 
 
 def protected(facts: DockerFacts, step: Step) -> str | None:
@@ -357,12 +537,47 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
     for f in inst.requirements:
         rf = facts.requirements(step, f)
         if rf is None:
+            # a clone's file: only where no torch is there yet (then only the lack of an upper bound
+            # matters, not the floor, which the clone may set lower than the release does)
+            r = _cloned_requirement(facts, step, f) if state is not None and state.present is False else None
+            if r is not None:
+                out.append(r)
             continue
         for req in rf.requirements:
             r = _one(facts, step, state, req.line, f"{req.line} (in {f}, {rf.origin})", from_file=True)
             if r is not None:
                 out.append(r)
     return out
+
+
+_UPPER = re.compile(r"(==|===|<|<=|~=)\s*\d")
+
+
+def _cloned_requirement(facts: DockerFacts, step: Step, path: str) -> Requirement | None:
+    """A requirements file inside a `git clone` of a project the pin table knows (`git clone
+    …/xformers.git && pip install -r xformers/requirements.txt`): its text is not in the Dockerfile,
+    and the default branch it clones is at least as new as the newest release. Its torch
+    requirement is taken as the newest release's, but only when that has no upper bound (then any
+    torch floor the clone asks for resolves to the same newest torch); `sure` is False: assumed."""
+    from wheeldoc.data.base_images import release_torch, torch_pins
+
+    got = facts.clone_at(step, path)
+    if got is None:
+        return None
+    repo, where, line = got
+    name = normalize(repo)
+    pins = torch_pins()
+    if name not in pins:
+        return None
+    best = _newest(pins[name]["releases"], None)
+    spec = release_torch(pins[name]["releases"][best]) if best else None
+    if not spec or _UPPER.search(spec):
+        return None
+    return Requirement(name, None, None, False, (best, spec),
+                       f"-r {path} (in the git clone of {repo} at {where}, line {line}: its contents are not in the "
+                       f"Dockerfile; assumed to ask for torch as {name}'s newest release, {best}, does: torch{spec})",
+                       source=f"the METADATA of {name} {best} on PyPI (wheeldoc/data/torch_pins.json.gz), assumed for "
+                              f"the clone", sure=False)
 
 
 def unread(facts: DockerFacts, step: Step) -> list[str]:

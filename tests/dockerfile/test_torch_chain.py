@@ -1,0 +1,162 @@
+"""The torch an install takes from PyPI, followed into later CUDA builds (WD405), and the torch
+requirement of a requirements file inside a `git clone` of a project the pin table knows.
+
+When requirements move torch off the build already in the image (or bring one where there was
+none), pip takes the newest torch release on PyPI they admit for the image's Python; PyPI's wheels
+of that series are CUDA builds of a known major (wheeldoc/data/torch.json). A later
+`--no-build-isolation` / source build compiles with the image's nvcc against that torch, and
+torch.utils.cpp_extension refuses a different CUDA major.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+
+@pytest.fixture
+def check(cli, tmp_path):
+    def run(text: str, files: dict[str, str] | None = None):
+        path = tmp_path / "Dockerfile"
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        for rel, body in (files or {}).items():
+            (tmp_path / rel).write_text(body)
+        res = cli("check", str(path), "--format", "json", "--fail-on", "never")
+        assert res.code == 0, res.err
+        return res.json()["findings"]
+
+    return run
+
+
+def hits(findings, rule):
+    return [(f["line"], f["severity"]) for f in findings if f["rule"] == rule and f["severity"] != "info"]
+
+
+def test_pinned_dependent_moves_torch_then_the_build_compiles_against_it(check):
+    """pytorch/pytorch 2.1.2 (CUDA 12.1 devel); vllm 0.9.1 pins torch==2.7.0 (a CUDA 12 build on
+    PyPI): the build after it is fine. vllm 0.33.0 pins torch==2.14.0, a CUDA 13 build: nvcc 12.1 then
+    compiles against CUDA 13 torch."""
+    f = check("""
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel AS a
+        RUN pip install vllm==0.33.0
+        RUN pip install flash-attn --no-build-isolation
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel AS b
+        RUN pip install vllm==0.9.1
+        RUN pip install flash-attn --no-build-isolation
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel AS c
+        RUN pip install -c /etc/torch.txt vllm==0.33.0
+        RUN pip install flash-attn --no-build-isolation
+    """)
+    assert hits(f, "WD405") == [(3, "error")]
+    (w,) = [x for x in f if x["rule"] == "WD405"]
+    assert "torch==2.14.0" in w["message"] and "CUDA 13" in w["message"]
+    assert w["data"]["torch_cuda"] == "13.x"
+
+
+def test_unpinned_dependent_from_requirements_is_a_warning(check):
+    """The newest release of an unpinned requirement decides: assumed, so a warning. (The image's
+    Python is said here: on other Pythons the newest xformers asks another torch, of another CUDA.)"""
+    f = check("""
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel
+        ENV PYTHON_VERSION=3.10
+        COPY requirements.txt .
+        RUN pip install -r requirements.txt
+        RUN pip install flash-attn --no-build-isolation
+    """, files={"requirements.txt": "einops\nxformers\n"})
+    assert hits(f, "WD403") and hits(f, "WD403")[0][0] == 4
+    assert hits(f, "WD405") == [(5, "warning")]
+
+
+def test_extra_pytorch_index_of_an_old_cuda_loses_to_pypi_with_pip(check):
+    """pip takes the highest version across PyPI and an extra index: the cu116 index holds no torch
+    2.x, so an open requirement gets PyPI's newest. With --index-url the index decides (no finding
+    from PyPI), and uv takes torch from the extra index first (nor there)."""
+    f = check("""
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04 AS pip-extra
+        ENV PYTHON_VERSION=3.10
+        RUN pip install xformers==0.0.35 --extra-index-url https://download.pytorch.org/whl/cu116
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04 AS pip-only
+        ENV PYTHON_VERSION=3.10
+        RUN pip install xformers==0.0.35 --index-url https://download.pytorch.org/whl/cu116
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04 AS uv-extra
+        ENV PYTHON_VERSION=3.10
+        RUN uv pip install --system xformers==0.0.35 --extra-index-url https://download.pytorch.org/whl/cu116
+        RUN uv pip install --system --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+    """)
+    assert [line for line, _ in hits(f, "WD405")] == [4]
+
+
+def test_requirements_in_a_clone_of_a_known_project(check):
+    """`git clone` of xformers, then its requirements.txt: the clone's text is not known; xformers'
+    newest release asks torch>=2.10 (no upper bound), so pip takes PyPI's newest torch, a CUDA 13
+    build, and nvcc 11.6 compiles against it. Assumed: a warning."""
+    f = check("""
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ARG PYTHON_VERSION=3.10
+        WORKDIR /tmp/xformers
+        RUN git clone --depth 1 https://github.com/facebookresearch/xformers.git /tmp/xformers
+        RUN pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cu116
+        RUN FORCE_CUDA=1 pip wheel . --no-deps
+    """)
+    assert hits(f, "WD405") == [(6, "warning")]
+    (w,) = [x for x in f if x["rule"] == "WD405"]
+    assert "git clone of xformers" in w["message"] and "assumed" in w["message"]
+
+
+def test_clone_requirement_never_judges_a_torch_already_there(check):
+    """Where a torch is already in the image, the clone's torch floor (which may be lower than the
+    release's) decides whether pip keeps it: not known, so nothing is said."""
+    f = check("""
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel
+        RUN git clone https://github.com/facebookresearch/xformers.git /src/xformers
+        RUN pip install -r /src/xformers/requirements.txt
+        RUN cd /src/xformers && pip install --no-build-isolation .
+    """)
+    assert hits(f, "WD403") == [] and hits(f, "WD405") == []
+
+
+def test_clone_of_an_unknown_project_or_a_bounded_release_is_not_judged(check):
+    f = check("""
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ARG PYTHON_VERSION=3.10
+        RUN git clone https://github.com/someone/some-project.git /src/p
+        RUN pip install -r /src/p/requirements.txt
+        RUN cd /src/p && pip install --no-build-isolation .
+        RUN git clone https://github.com/vllm-project/vllm.git /src/vllm
+        RUN pip install -r /src/vllm/requirements.txt
+        RUN cd /src/vllm && pip install --no-build-isolation .
+    """)
+    assert hits(f, "WD405") == []
+
+
+def test_a_conda_torch_makes_the_torch_unknown(check):
+    """conda/mamba put a torch there that pip's model does not follow: no torch is assumed absent, so
+    the torch a later pip install brings is not judged."""
+    f = check("""
+        FROM nvidia/cuda:11.8.0-devel-ubuntu22.04
+        ENV PYTHON_VERSION=3.10
+        RUN conda install -y pytorch==2.1.0 pytorch-cuda=11.8 -c pytorch -c nvidia
+        RUN pip install xformers==0.0.35
+        RUN pip install flash-attn --no-build-isolation
+    """)
+    assert hits(f, "WD405") == []
+
+
+def test_an_install_with_unknown_inputs_is_not_followed(check):
+    """A local wheel or an unread requirements file in the same install may ask for another torch:
+    which one PyPI serves is then not known."""
+    f = check("""
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ENV PYTHON_VERSION=3.10
+        RUN pip install xformers==0.0.35 /wheels/mything-1.0-py3-none-any.whl
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ENV PYTHON_VERSION=3.10
+        COPY reqs.txt /r/reqs.txt
+        RUN pip install xformers==0.0.35 -r /r/other.txt
+        RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
+    """)
+    assert hits(f, "WD405") == []
