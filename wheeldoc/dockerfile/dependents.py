@@ -12,6 +12,8 @@ Python) is unknown, never guessed.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -206,6 +208,9 @@ def image_python(facts, step) -> str | None:
     m = re.fullmatch(r"(?:python|pip)(\d)\.(\d{1,2})", argv0)
     if m:
         return f"{m[1]}.{m[2]}"
+    venv = _venv_python(facts, step)
+    if venv:
+        return venv
     if inst is not None and inst.tool == "uv":
         for flag in ("--python", "-p"):
             v = inst.option(flag)
@@ -224,6 +229,56 @@ def image_python(facts, step) -> str | None:
     v = facts.var(step, "PYTHON_VERSION")
     m = re.fullmatch(r"(\d)\.(\d{1,2})(?:\.\d+)?", (v.value or "") if v is not None else "")
     return f"{m[1]}.{m[2]}" if m else None
+
+
+_VENV = re.compile(r"(?:^|/)python(\d)\.(\d{1,2})$")
+
+
+def _venv_python(facts, step) -> str | None:
+    """The Python of the virtual environment the install runs in: one an earlier command made
+    with `pythonX.Y -m venv DIR` (or `uv venv --python X.Y DIR`), when the installer is DIR's
+    (`DIR/bin/pip`), DIR/bin leads PATH, or `DIR/bin/activate` was sourced earlier in the RUN."""
+    import posixpath
+
+    from wheeldoc.dockerfile.shell import commands_in_run
+
+    made: dict[str, str] = {}
+    chain = {s.index for s in facts.chain(step.stage)}
+    seen_runs = []
+    for s in facts.steps[: step.index + 1]:
+        if s.stage.index in chain and s.ins not in seen_runs:
+            seen_runs.append(s.ins)
+    activated: set[str] = set()
+    for ins in seen_runs:
+        for c in commands_in_run(ins):
+            if ins is step.ins and c.line >= step.command.line and c == step.command:
+                break
+            argv = list(c.argv)
+            if len(argv) >= 4 and argv[1:3] == ["-m", "venv"] and (m := _VENV.search(argv[0])):
+                made[posixpath.normpath(argv[-1])] = f"{m[1]}.{m[2]}"
+            elif len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] == "uv" and argv[1] == "venv":
+                py = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--python", "-p")), None)
+                v = re.fullmatch(r"(?:.*/)?(?:python)?(\d)\.(\d{1,2})(?:\.\d+)?", py or "")
+                dirs = [a for a in argv[2:] if not a.startswith("-") and a != py]
+                if v:
+                    made[posixpath.normpath(dirs[0] if dirs else ".venv")] = f"{v[1]}.{v[2]}"
+            elif ins is step.ins and len(argv) == 2 and argv[0] in (".", "source") and argv[1].endswith("/bin/activate"):
+                activated.add(posixpath.normpath(argv[1][: -len("/bin/activate")]))
+    if not made:
+        return None
+    exe = step.argv[0] if step.argv else ""
+    for d, v in made.items():
+        if exe.startswith(d.rstrip("/") + "/bin/") or d in activated or posixpath.basename(d) in {
+                posixpath.basename(a) for a in activated}:
+            return v
+    chain = {st.index for st in facts.chain(step.stage)}
+    paths = [b for b in facts.graph.setters("PATH")  # the raw value: `DIR/bin:$PATH` leads with DIR/bin
+             if b.stage in chain and b.line < step.line and b.value is not None]
+    first = paths[-1].value.strip("\"'").split(":", 1)[0] if paths else ""
+    for d, v in made.items():
+        if first and posixpath.normpath(first) == posixpath.join(d, "bin"):
+            return v
+    return None
 
 
 def image_pythons(facts, step, state):

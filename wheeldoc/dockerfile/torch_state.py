@@ -215,9 +215,13 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
     named, version, exact = _named_torch(facts, s)
     if named:
         series = _named_series(facts, s) if not exact else None
+        newest = _unpinned_newest(facts, s, state) if version is None and series is None else None
         state = replace(state, present=True, version=version if exact else None, prerelease=False,
-                        where=f"installed on line {s.line}", constraint=None,
-                        lowest=f"{series}.0" if series else None, highest=series)
+                        where=f"installed on line {s.line}" + (
+                            f" (unpinned: the newest release the index serves, {newest[0]} or later"
+                            f"{newest[1]})" if newest else ""),
+                        constraint=None, lowest=newest[0] if newest else f"{series}.0" if series else None,
+                        highest=series, pypi=newest[2] if newest else None)
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state
@@ -248,6 +252,62 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         if got is not None:
             state = replace(state, pypi=got)
     return state
+
+
+def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple[str, str, PypiTorch | None] | None:
+    """An unpinned `pip install torch`: the install takes the newest release the index serves,
+    so a build from now on gets at least the newest final release wheeldoc's table knows for the
+    image's Python (for every Python the image may have, the lowest of those). Returns (that
+    release, words on the Python, the PyPI build when PyPI serves it: its CUDA major) or None when
+    another index decides which releases there are (a PyTorch CUDA index that stopped at an older
+    series, a wheel, a path, a local tag)."""
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.data.base_images import torch_pythons
+    from wheeldoc.data.torch import series_of, torch_table
+    from wheeldoc.dockerfile import dependents
+    from wheeldoc.dockerfile.facts import index_variant
+
+    inst = step.install
+    if inst is None or any(normalize(_NAME.match(x)[1]) == "torch" and ("/" in x or "://" in x or "+" in x)
+                           for x in inst.packages if _NAME.match(x)):
+        return None
+    python = dependents.image_pythons(facts, step, state)
+    if not python or _pytorch_index_decides(facts, step) and not inst.values("--index-url"):
+        return None  # every Python (the floor would be years old), or uv's torch backend picks the index
+    pys = (python,) if isinstance(python, str) else tuple(python)
+    table = torch_table().series
+    variants = {index_variant(u) for u in (*inst.values("--index-url"), *inst.values("--extra-index-url"))} - {None}
+    if "cu?" in variants:
+        return None
+    newest: dict[str, Version] = {}
+    for v, built in torch_pythons().items():
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        row = table.get(series_of(v) or "")
+        if ver.is_prerelease or (variants and (row is None or not variants <= set(row.cuda))):
+            continue  # a PyTorch CUDA index serves the series the release matrix lists for it
+        for p in pys:
+            if p in built and (p not in newest or ver > newest[p]):
+                newest[p] = ver
+    if not newest or len(newest) < len(pys) and isinstance(python, str):
+        return None
+    floor = min(newest.values())
+    text, series = str(floor), series_of(str(floor)) or ""
+    row = table.get(series)
+    where = f" for Python {pys[0]}" if len(pys) == 1 else ""
+    pypi = None
+    if _pypi_decides(facts, step, series) is True and row is not None:
+        machine = facts.platform(step.stage)
+        majors = {row.pypi_cuda_major(f"linux-{m}") for m in ((machine,) if machine else ("x86_64", "aarch64"))}
+        if len(majors) == 1:
+            known, major = majors.pop()
+            if known and major is not None:
+                pypi = PypiTorch(step.line, text, major, f"line {step.line}: an unpinned torch takes PyPI's newest, "
+                                 f"{text} or later{where}, whose PyPI wheels are CUDA {major} builds", False)
+    return text, where, pypi
 
 
 def _pypi_decides(facts: DockerFacts, step: Step, series: str) -> bool | None:

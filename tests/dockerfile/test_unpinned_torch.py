@@ -1,0 +1,70 @@
+"""An unpinned `pip install torch` takes the newest release the index serves: at least the newest
+final release the tables know for the image's Python (a PyTorch CUDA index: of the series built
+for it). A later install pinning an older torch then replaces it (WD403, the story's trap 1)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+
+@pytest.fixture
+def wd403(cli, tmp_path):
+    def run(text: str):
+        path = tmp_path / "Dockerfile"
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+        res = cli("check", str(path), "--format", "json", "--fail-on", "never")
+        assert res.code == 0, res.err
+        return [(f["line"], f["severity"]) for f in res.json()["findings"]
+                if f["rule"] == "WD403" and f["severity"] in ("warning", "error")]
+
+    return run
+
+
+VENV = """
+    FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04
+    RUN python3.12 -m venv /opt/venv
+    ENV PATH="/opt/venv/bin:$PATH"
+    RUN pip install torch torchvision --index-url https://download.pytorch.org/whl/cu130
+    RUN pip install vllm==0.12.0
+"""
+
+
+def test_a_venv_on_path_gives_the_python_and_the_pinned_dependent_replaces_the_newest_torch(wd403):
+    assert wd403(VENV) == [(5, "error")]
+
+
+def test_the_venv_pip_by_path_and_an_activated_venv(wd403):
+    assert wd403(VENV.replace('ENV PATH="/opt/venv/bin:$PATH"\n', "").replace("RUN pip", "RUN /opt/venv/bin/pip")) \
+        == [(4, "error")]
+    assert wd403("""
+        FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04
+        RUN uv venv .venv --python 3.11 && . .venv/bin/activate && uv pip install torch && uv pip install vllm==0.12.0
+    """) == [(2, "error")]
+
+
+def test_no_python_known_no_judgement(wd403):
+    assert wd403(VENV.replace("python3.12 -m venv", "python3 -m venv")) == []
+
+
+def test_an_older_pin_on_an_old_cuda_index_is_still_replaced(wd403):
+    assert wd403("""
+        FROM python:3.11
+        RUN pip install torch --index-url https://download.pytorch.org/whl/cu121
+        RUN pip install vllm==0.5.0
+    """) == [(3, "error")]  # vllm 0.5.0 pins torch 2.3.0; the cu121 index serves up to 2.5.1
+
+
+def test_an_old_cuda_index_stops_at_its_last_series(wd403):
+    # cu121 wheels exist for torch 2.1 to 2.5: vllm 0.6.4's torch==2.5.1 may well be what is there
+    assert wd403("""
+        FROM python:3.11
+        RUN pip install torch --index-url https://download.pytorch.org/whl/cu121
+        RUN pip install vllm==0.6.4
+    """) == []
+
+
+def test_a_pinned_or_held_torch_is_not_the_newest(wd403):
+    assert wd403(VENV.replace("torch torchvision", "torch==2.9.0 torchvision")) == []
+    assert wd403(VENV.replace("vllm==0.12.0", "--no-deps vllm==0.12.0")) == []
