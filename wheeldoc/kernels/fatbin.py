@@ -14,7 +14,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from typing import NamedTuple
+TYPE_CHECKING = False  # typing (and the re it imports) stays out of `kernels --list`
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from wheeldoc.core.records import NamedTuple
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, read_cubin, CubinInfo
@@ -44,6 +48,7 @@ MAX_PTX_HEAD = 1 << 16  # bytes of a .ptx file searched for .version/.target
 MAX_ENTRIES = 1 << 16  # entries per file (cuBLAS, the largest measured, has 5,737); checked per entry
 MAX_PADDING = 1 << 20  # zero bytes between two containers
 HEAD_READ = 128  # bytes read per entry header (headers seen: 64..120)
+CONTAINER_READ = CONTAINER.size + HEAD_READ  # bytes read where a container starts
 
 
 class FatbinEntry(NamedTuple):
@@ -175,15 +180,20 @@ def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = Non
 class _Reader:
     """Bounded reads from a buffer, or with `os.pread` from a file descriptor."""
 
-    __slots__ = ("buf", "fd", "size", "read")
+    __slots__ = ("buf", "fd", "size", "read", "fetch")
 
     def __init__(self, buf: Buffer, fd: int | None = None) -> None:
         self.buf, self.fd, self.size = buf, fd, len(buf)
         # read(offset, size): callers keep offset + size within the file.
+        # fetch(offset, size): bytes from offset, at least `size` of them where the file has
+        # them (with a file descriptor, READ_AHEAD bytes: the walk reads the next headers from them)
         if fd is not None:
             self.read = _window_reader(fd)
+            pread = os.pread
+            self.fetch = lambda offset, size: pread(fd, size if size > READ_AHEAD else READ_AHEAD,
+                                                    offset)
         else:
-            self.read = lambda offset, size: bytes(buf[offset:offset + size])
+            self.read = self.fetch = lambda offset, size: bytes(buf[offset:offset + size])
 
 
 READ_AHEAD = 4096  # bytes read per pread: most entries are small (cuBLASLt: median 1.4 KB),
@@ -271,42 +281,150 @@ _new_tuple = tuple.__new__  # a NamedTuple built without its generated __new__ (
 
 def _walk(reader: _Reader, start: int, end: int, path: str,
           member: str | None) -> tuple[FatbinContainer, ...]:
+    """`_walk_all`, with the cyclic garbage collector paused: the walk allocates a few objects
+    per entry and none that can form a cycle, and the collections it would trigger (cuBLASLt:
+    about 20) cost a sixth of the walk."""
+    import gc
+
+    if not gc.isenabled():
+        return _walk_all(reader, start, end, path, member)
+    gc.disable()
+    try:
+        return _walk_all(reader, start, end, path, member)
+    finally:
+        gc.enable()
+
+
+def _walk_all(reader: _Reader, start: int, end: int, path: str,
+              member: str | None) -> tuple[FatbinContainer, ...]:
+    """Every container in [start, end) and its entries, in one loop (no call per container or
+    entry on the common path: cuBLASLt has 2,638 containers and 5,666 entries, and this walk is
+    most of what `kernels --list` does). The bytes come from `reader.fetch`, which gives at
+    least the range asked for, from its offset: the walk reads a header in place from the last
+    bytes fetched when they hold it, else fetches the same range `read` would (so
+    wheeldoc.kernels.stream, which keeps only those ranges, can answer)."""
+    fetch = reader.fetch
+    cunpack, eunpack, oparse = CONTAINER.unpack_from, ENTRY.unpack_from, OPTS_DESC.unpack_from
+    esize, kinds, new = ENTRY.size, KINDS, _new_tuple
+    entry_type, container_type = FatbinEntry, FatbinContainer
+    compressed = FLAG_ZSTD | FLAG_LZ4 | 0x1000
     out: list[FatbinContainer] = []
-    n_entries = 0
+    wbase = wend = 0
+    win = b""  # the last bytes fetched, from file offset wbase to wend
+    index = 0  # entries so far, all containers
     pos = start
-    read, unpack, want = reader.read, CONTAINER.unpack_from, CONTAINER.size + HEAD_READ
     while pos < end:
         left = end - pos
-        head = read(pos, want if left > want else left)
-        if len(head) < CONTAINER.size:
-            if not any(head):
+        want = CONTAINER_READ if left > CONTAINER_READ else left
+        if not (wbase <= pos and pos + want <= wend):
+            win = fetch(pos, want)
+            wbase, wend = pos, pos + len(win)
+        b = pos - wbase
+        if want < CONTAINER.size or wend - pos < CONTAINER.size:
+            if not any(win[b:b + want]):
                 break  # trailing padding
             raise InputError(path, f"truncated fatbin container header ({end - pos} bytes left)",
                              offset=pos, member=member)
-        magic, version, hsize, fat_size = unpack(head, 0)
+        magic, version, hsize, fat_size = cunpack(win, b)
         if magic != FATBIN_MAGIC:
-            if not any(head[:8]):
+            if not any(win[b:b + 8]):
                 pos = _skip_zeros(reader, pos, end, path, member)  # padding between containers
                 continue
             raise InputError(path, f"bad fatbin container magic {magic:#010x}", offset=pos,
                              member=member)
-        if hsize < CONTAINER.size or hsize > end - pos:
+        if hsize < CONTAINER.size or hsize > left:
             raise InputError(path, f"fatbin container header size {hsize} is invalid",
                              offset=pos + 6, member=member)
         cend = pos + hsize + fat_size
         if cend > end:
             raise InputError(path, f"fatbin container declares {fat_size} bytes of entries but only "
-                             f"{end - pos - hsize} remain: truncated or corrupt",
+                             f"{left - hsize} remain: truncated or corrupt",
                              offset=pos + 8, member=member)
-        first = head[hsize:hsize + fat_size] if fat_size else b""  # prefetched entry header
-        entries = _walk_entries(reader, pos + hsize, cend, len(out), n_entries, path, member, first)
-        n_entries += len(entries)
-        if n_entries > MAX_ENTRIES:
-            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)", offset=pos,
-                                member=member)
-        out.append(_new_tuple(FatbinContainer, (len(out), pos, version, hsize, fat_size, entries)))
-        pos = cend
+        cindex, cpos = len(out), pos
+        first_index = index
+        entries: list[FatbinEntry] = []
+        add = entries.append
+        pos += hsize
+        while pos < cend:
+            want = HEAD_READ if cend - pos > HEAD_READ else cend - pos
+            if not (wbase <= pos and pos + want <= wend):
+                win = fetch(pos, want)
+                wbase, wend = pos, pos + len(win)
+            b = pos - wbase
+            if want < esize or wend - pos < esize:
+                raise InputError(path, f"truncated fatbin entry header ({cend - pos} bytes left in "
+                                 "the container)", offset=pos, member=member)
+            (kind_code, _ever, ehsize, psize, csize, opts_off, minor, major, sm, ident_off,
+             ident_len, flags, _key, dsize) = eunpack(win, b)
+            if ehsize < esize or ehsize > MAX_ENTRY_HEADER or ehsize > cend - pos:
+                raise _bad(path, member, f"header size {ehsize} (container has {cend - pos} bytes "
+                           "left)", pos + 4)
+            if psize > cend - pos - ehsize:
+                raise _bad(path, member, f"payload size {psize} runs past the container end "
+                           f"({cend - pos - ehsize} bytes left)", pos + 8)
+            if pos + ehsize > wend:
+                win = fetch(pos, ehsize)
+                wbase, wend, b = pos, pos + len(win), 0
+            if flags & compressed:
+                compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                               else "unknown")  # 0x1000: legacy, never seen
+                if csize == 0 or csize > psize:
+                    raise _bad(path, member, f"compressed size {csize} does not fit the stored "
+                               f"{psize} bytes", pos + 16)
+                csize_v, dsize_v = csize, dsize
+            else:
+                compression = csize_v = dsize_v = None
+            identifier = None
+            if ident_off:
+                if ident_off < esize or ident_off + ident_len > ehsize:
+                    raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside "
+                               "the header", pos + 32)
+                raw = win[b + ident_off:b + ident_off + ident_len].split(b"\0", 1)[0]
+                identifier = raw.decode("utf-8", "replace")
+            kind = kinds.get(kind_code, "other")
+            options = accel = None
+            if opts_off and kind_code != KIND_CONCAT:
+                if opts_off < esize or opts_off + 8 > ehsize:
+                    raise _bad(path, member, f"options descriptor at {opts_off} lies outside the "
+                               "header", pos + 20)
+                boff, blen = oparse(win, b + opts_off)
+                if boff or blen:  # (0, 0): an empty descriptor (cuFFT's self-loaded containers)
+                    if boff < esize or boff + blen > ehsize:
+                        raise _bad(path, member, f"options at {boff}+{blen} lie outside the "
+                                   "header", pos + opts_off)
+                    at = b + boff
+                    if kind_code != 2:  # PTX, LTO-IR: the ptxas / nvvm options string
+                        options = win[at:at + blen].split(b"\0", 1)[0].decode("utf-8", "replace")
+                    elif blen and win[at] == 0:  # ELF: a zero, then the start of .nv.compat
+                        if min(ehsize - boff - 1, blen) >= 3 and win[at + 1] == 2 and win[at + 2] == 9:
+                            accel = win[at + 3] != 0  # the usual first record: accelerator bit
+                        else:
+                            accel = _compat(win[at + 1:b + min(ehsize, boff + 1 + blen)],
+                                            path, member, pos + boff)
+            suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
+            entry = new(entry_type, (cindex, index, pos, kind, kind_code, sm, suffix,
+                                     (major, minor), flags, ehsize, pos + ehsize, psize, csize_v,
+                                     dsize_v, compression, identifier, options, accel, None))
+            if kind_code == KIND_CONCAT:
+                entries.extend(_concat_members(win[b:b + ehsize], entry, index, path, member))
+                index = first_index + len(entries)
+            else:
+                add(entry)
+                index += 1
+            pos += ehsize + psize
+            if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
+                raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit "
+                                    "MAX_ENTRIES)", offset=pos, member=member)
+        out.append(new(container_type, (cindex, cpos, version, hsize, fat_size, tuple(entries))))
     return tuple(out)
+
+
+def _compat(blob: bytes, path: str, member: str | None, at: int) -> bool | None:
+    """The accelerator bit of a `.nv.compat` copy whose first record is not the usual one."""
+    try:
+        return compat_accelerator(parse_compat(blob))
+    except ValueError as exc:
+        raise _bad(path, member, f"compat blob: {exc}", at) from None
 
 
 def _skip_zeros(reader: _Reader, pos: int, end: int, path: str, member: str | None) -> int:
@@ -334,68 +452,6 @@ def zero_pieces(pos: int, end: int):
         yield at, n
         at += n
         size = min(size * 2, 1 << 16)
-
-
-def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
-                  path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
-    out: list[FatbinEntry] = []
-    read, unpack, esize, kinds, new, entry_type = (reader.read, ENTRY.unpack_from, ENTRY.size,
-                                                   KINDS, _new_tuple, FatbinEntry)
-    index = first_index
-    while pos < end:
-        want = HEAD_READ if end - pos > HEAD_READ else end - pos
-        head = first if len(first) >= want else read(pos, want)
-        first = b""
-        have = len(head)
-        if have < esize:
-            raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
-                             f"container)", offset=pos, member=member)
-        (kind_code, _ever, hsize, psize, csize, opts_off, minor, major, sm, ident_off, ident_len,
-         flags, _key, dsize) = unpack(head, 0)
-        if hsize < esize or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
-            raise _bad(path, member, f"header size {hsize} (container has {end - pos} bytes left)",
-                       pos + 4)
-        if psize > end - pos - hsize:
-            raise _bad(path, member, f"payload size {psize} runs past the container end "
-                       f"({end - pos - hsize} bytes left)", pos + 8)
-        if hsize > have:
-            head = read(pos, hsize)
-        if flags & (FLAG_ZSTD | FLAG_LZ4 | 0x1000):
-            compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
-                           else "unknown")  # 0x1000: legacy, never seen
-            if csize == 0 or csize > psize:
-                raise _bad(path, member, f"compressed size {csize} does not fit the stored {psize} "
-                           "bytes", pos + 16)
-            csize_v, dsize_v = csize, dsize
-        else:
-            compression = csize_v = dsize_v = None
-        identifier = None
-        if ident_off:
-            if ident_off < esize or ident_off + ident_len > hsize:
-                raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside the "
-                           "header", pos + 32)
-            raw = head[ident_off:ident_off + ident_len].split(b"\0", 1)[0]
-            identifier = raw.decode("utf-8", "replace")
-        kind = kinds.get(kind_code, "other")
-        if opts_off and kind_code != KIND_CONCAT:
-            options, accel = _options(head, hsize, opts_off, kind, pos, path, member)
-        else:
-            options = accel = None
-        suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
-        entry = new(entry_type, (container, index, pos, kind, kind_code, sm, suffix,
-                                 (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
-                                 compression, identifier, options, accel, None))
-        if kind_code == KIND_CONCAT:
-            out.extend(_concat_members(head, entry, index, path, member))
-            index = first_index + len(out)
-        else:
-            out.append(entry)
-            index += 1
-        pos += hsize + psize
-        if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
-            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)",
-                                offset=pos, member=member)
-    return tuple(out)
 
 
 def _concat_members(head: bytes, parent: FatbinEntry, first_index: int, path: str,
@@ -634,15 +690,22 @@ def listing(fatbin: Fatbin, name: str | None = None) -> list[str]:
         e = fatbin.containers[0].entries[0]
         return [f"ELF file    1: {stem}.{e.arch}.cubin"]
     lines: list[str] = []
-    counts = {"cubin": 0, "ptx": 0}
-    for e in fatbin.entries:
-        if e.kind not in counts:
-            continue
-        counts[e.kind] += 1
-        n = counts[e.kind]
-        label, ext = ("ELF", "cubin") if e.kind == "cubin" else ("PTX", "ptx")
-        base = f"{_stem(e.identifier)}." if e.identifier else f"{stem}.{n}."
-        lines.append(f"{label} file {n:4d}: {base}{e.arch}.{ext}")
+    append = lines.append
+    n_elf = n_ptx = 0
+    for c in fatbin.containers:
+        for e in c.entries:
+            kind = e.kind
+            if kind == "cubin":
+                n_elf += 1
+                n, label, ext = n_elf, "ELF", "cubin"
+            elif kind == "ptx":
+                n_ptx += 1
+                n, label, ext = n_ptx, "PTX", "ptx"
+            else:
+                continue
+            ident = e.identifier
+            base = f"{_stem(ident)}." if ident else f"{stem}.{n}."
+            append(f"{label} file {n:4d}: {base}sm_{e.sm}{e.suffix}.{ext}")  # e.arch
     return lines
 
 
@@ -654,7 +717,7 @@ def _stem(name: str) -> str:
 def listing_text(blocks: list[tuple[str, list[str]]]) -> str:
     """cuobjdump's lines; with several libraries, each block under a `# library` line."""
     if len(blocks) == 1:
-        return "".join(line + "\n" for line in blocks[0][1])
+        return "\n".join(blocks[0][1]) + "\n" if blocks[0][1] else ""
     out = []
     for i, (name, lines) in enumerate(blocks):
         out.append(("\n" if i else "") + f"# {name}\n")

@@ -3,13 +3,41 @@ the C encoder (no import of the report machinery, so a verb's fast path can use 
 
 from __future__ import annotations
 
-import json
-from typing import Any
+try:  # the C encoder's string function, without importing json (which imports re)
+    from _json import encode_basestring_ascii as encode_string
+except ImportError:  # another Python: json's own
+    from json.encoder import encode_basestring_ascii as encode_string
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BIG = 256  # arrays longer than this print one compact element per line
 
+_encoder = None
 
-_compact = json.JSONEncoder(separators=(", ", ": "), default=str).encode  # the C encoder
+
+def _compact(obj: Any) -> str:
+    """`obj` as the C encoder writes it (separators ", " and ": ", str() of anything JSON has
+    no type for); a str, an int, None, True and False without importing json: what it writes
+    for them (ensure_ascii: `encode_basestring_ascii`; `int.__repr__`)."""
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    kind = type(obj)
+    if kind is str:
+        return encode_string(obj)
+    if kind is int:
+        return int.__repr__(obj)
+    global _encoder
+    if _encoder is None:
+        import json
+
+        _encoder = json.JSONEncoder(separators=(", ", ": "), default=str).encode
+    return _encoder(obj)
 
 
 def dumps(doc: Any) -> str:

@@ -1,0 +1,246 @@
+"""`wheeldoc kernels --list [--format json] FILE…`: the listing of plain files, on a short path.
+
+This is the command meant to race `cuobjdump -lelf -lptx` (bench/bench_kernels.py), so it costs
+what the work costs and little more: `wheeldoc.cli` hands it the command line before building
+the argument parser (`quick_listing`), and it imports only the fatbin reader and what it writes
+with. Its text is the full path's (`kernels.command._run`) byte for byte, which tests hold; any
+command line or input it does not handle as that path would (another flag, a wheel, a
+directory, an unreadable or corrupt file, a project configuration) goes to the full path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from wheeldoc.core.files import open_regular
+
+ARCHIVES = (".whl", ".zip")
+CODE = ("cubin", "ptx")  # the kinds cuobjdump lists
+TEXT_FORMATS = {"--format": ("text", "full"), "--output-format": ("full",)}
+JSON_FORMATS = {"--format": ("json",), "--output-format": ("json",)}
+
+
+def quick_listing(argv: list[str]) -> int | None:
+    """Run `kernels ARGV` here when ARGV is `--list`, the paths (one run of them, as the parser
+    takes them) and at most a `--format` / `--output-format` of text or json; else None."""
+    paths: list[str] = []
+    flag = fmt = None
+    listed = ended = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--list":
+            listed = True
+        elif arg in TEXT_FORMATS or arg.startswith(("--format=", "--output-format=")):
+            if "=" in arg:
+                flag, fmt = arg.split("=", 1)
+            elif i + 1 < len(argv):
+                flag, fmt = arg, argv[i + 1]
+                i += 1
+            else:
+                return None
+        elif arg.startswith("-"):
+            return None  # any other flag (or `-`, `--`): the parser decides
+        elif ended:
+            return None  # a second run of paths: the parser's error
+        else:
+            paths.append(arg)
+            if i + 1 == len(argv) or argv[i + 1].startswith("-"):
+                ended = True
+        i += 1
+    if not listed or not paths or _project_config():
+        return None
+    if fmt is None or fmt in TEXT_FORMATS[flag]:
+        return list_text(paths, None)
+    if fmt in JSON_FORMATS[flag]:
+        return list_json(paths, None, None)
+    return None
+
+
+def _project_config() -> bool:
+    """Whether a pyproject.toml above the working directory has a [tool.wheeldoc] table
+    (its settings, e.g. a gpu or a format, then apply; see wheeldoc/core/config.py)."""
+    d = os.getcwd()
+    while True:
+        candidate = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(candidate):
+            try:
+                with open_regular(candidate) as fh:
+                    return b"[tool.wheeldoc" in fh.read()
+            except OSError:
+                return True
+        if os.path.exists(os.path.join(d, ".git")) or os.path.dirname(d) == d:
+            return False
+        d = os.path.dirname(d)
+
+
+def _read(paths: list[str]):
+    """(path, Fatbin) per input, or None when one needs the full path (a wheel, a directory, an
+    unreadable or corrupt file: those report skips and errors as findings)."""
+    from wheeldoc.core.errors import InputError
+    from wheeldoc.kernels.fatbin import open_fatbin
+
+    out = []
+    for path in paths:
+        if path.endswith(ARCHIVES) or not os.path.isfile(path):
+            return None
+        try:
+            out.append((path, open_fatbin(path)))
+        except InputError:
+            return None
+    return out
+
+
+def _has_code(entries) -> bool:
+    for e in entries:
+        if e.kind in CODE:
+            return True
+    return False
+
+
+def list_text(paths: list[str], output: str | None) -> int | None:
+    """cuobjdump's lines for plain files (`# name` above each when there are several)."""
+    from wheeldoc.kernels.fatbin import listing, listing_text
+
+    read = _read(paths)
+    if read is None:
+        return None
+    blocks, empty = [], []
+    for path, fb in read:
+        lines = listing(fb)
+        if lines:
+            blocks.append((path, fb, lines))
+        elif not _has_code(fb.entries):
+            empty.append(path)
+    bases = [os.path.basename(p) for p, _, _ in blocks]  # as display_names: short unless ambiguous
+    text = listing_text([(b if bases.count(b) == 1 else p, lines)
+                         for b, (p, _, lines) in zip(bases, blocks)])
+    # What the text takes from the inputs: the paths (whose names, stems and base names it
+    # prints) and the entries' identifiers; the rest is ASCII words, numbers and header words
+    # that no control character is in and no looked-for secret crosses (see list_json).
+    parts = [p for p, _, _ in blocks]
+    parts += {e.identifier for _, fb, _ in blocks for c in fb.containers for e in c.entries
+              if e.identifier}
+    _write_text(text, output, parts)
+    if empty:
+        from wheeldoc.core.terminal import stderr_line
+
+        for path in empty:
+            stderr_line(f"wheeldoc: {path}: no GPU code")
+    return 0
+
+
+def _write_text(text: str, output: str | None, parts: list[str]) -> None:
+    """The listing, control characters in file names escaped (the report's writer,
+    `render.output.deliver`, does the same for every other text) and credentials masked as
+    `write_text` masks them; `parts` (what of the text comes from the inputs) decides whether
+    either can change anything, so a clean listing is written as it is."""
+    from wheeldoc.core.redact import may_hold_secret
+
+    if not output and all(p.isprintable() for p in parts) and not may_hold_secret("\n".join(parts)):
+        sys.stdout.write(text)  # str.isprintable is False for every character escape_controls escapes
+        return
+    from wheeldoc.core.terminal import escape_controls
+
+    if output:
+        from wheeldoc.render.output import write_text
+
+        write_text(escape_controls(text), output)
+        return
+    from wheeldoc.core.redact import redact_text
+
+    sys.stdout.write(redact_text(escape_controls(text)))  # what write_text does for stdout
+
+
+def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int | None:
+    """`--list --format json` of plain files, without the report machinery: the document the
+    full path prints for a listing without a target (no rule runs then, so no finding), built
+    field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
+    the two byte for byte)."""
+    from wheeldoc import __version__
+    from wheeldoc.render.jsontext import BIG, dumps, encode_string as enc
+
+    read = _read(paths)
+    if read is None:
+        return None
+    libraries = []  # the full path reports no library for a file without GPU code either
+    kept = []
+    for path, fb in read:
+        containers = 0
+        for c in fb.containers:
+            if _has_code(c.entries):
+                containers += 1
+        if containers:
+            kept.append((path, fb))
+            libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
+                              "section": fb.section, "containers": containers,
+                              "entries": sum(len(c.entries) for c in fb.containers), "load": None})
+    read = kept
+    total = sum(lib["entries"] for lib in libraries)
+    entries = [] if total > BIG else [
+        {"library": path, "container": e.container, "index": e.index, "kind": e.kind,
+         "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression, "size": e.size,
+         "identifier": e.identifier, "concat": e.parent is not None}
+        for path, fb in read for e in fb.entries]
+    doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
+           "command": "kernels",
+           "target": {"platform": None, "gpu": None, "driver": None, "python": None,
+                      "source": "flags"},
+           "inputs": list(paths), "findings": [], "skipped": [],
+           "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
+                       "fail_on": fail_on or "warning", "exit_code": 0},
+           "entries": entries, "libraries": libraries}
+    # What may hold a secret (core.redact looks for URL userinfo and token-like words): the
+    # paths and identifiers, as encoded; the rest is field names, numbers and header words
+    # (cubin, sm_90a, 9.0, zstd), each between quotes, commas or blanks, which no looked-for
+    # word crosses. So the text needs the redaction exactly when these parts do (one look over
+    # them instead of two over a listing of megabytes).
+    parts = [enc(path) for path, _ in read]
+    if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
+        # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
+        lines = []
+        append = lines.append
+        for path, fb in read:
+            lib = enc(path)
+            mids: dict = {}  # the fields one header decides, per (kind, sm, suffix, ISA, codec)
+            ids: dict = {}  # encoded identifiers
+            for c in fb.containers:
+                for (container, index, _off, kind, _code, sm, suffix, version, _flags, _hsize,
+                     _poff, psize, _csize, dsize, compression, identifier, _opts, _accel,
+                     parent) in c.entries:
+                    key = (kind, sm, suffix, version, compression)
+                    mid = mids.get(key)
+                    if mid is None:  # what the entry's arch, ptx_isa and size properties say
+                        isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
+                        codec = "null" if compression is None else f'"{compression}"'
+                        mid = mids[key] = (f'"kind": "{kind}", "arch": "sm_{sm}{suffix}", '
+                                           f'"ptx_isa": {isa}, "compression": {codec}, "size": ')
+                    if identifier is None:
+                        ident = "null"
+                    else:
+                        ident = ids.get(identifier)
+                        if ident is None:
+                            ident = ids[identifier] = enc(identifier)
+                    append(f'{{"library": {lib}, "container": {container}, "index": {index}, '
+                           f'{mid}{psize if dsize is None else dsize}, "identifier": {ident}, '
+                           f'"concat": {"false" if parent is None else "true"}}}')
+            parts.extend(ids.values())
+            parts.extend(mids.values())
+        doc["entries"] = "\0entries"
+        head = dumps(doc)
+        parts.extend((head, lines[0] if lines else ""))
+        text = head.replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+    else:
+        text = dumps(doc)
+        parts = [text]
+    from wheeldoc.core.redact import may_hold_secret
+
+    if output or may_hold_secret("\n".join(parts)):
+        from wheeldoc.core.redact import redact_json_text
+        from wheeldoc.render.output import write_text
+
+        write_text(redact_json_text(text), output)  # as `render.output.deliver` writes JSON
+    else:
+        sys.stdout.write(text)  # nothing either redaction would change
+    return 0
