@@ -202,29 +202,33 @@ def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int 
         lines = []
         append = lines.append
         for path, fb in read:
-            lib = enc(path)
-            mids: dict = {}  # the fields one header decides, per (kind, sm, suffix, ISA, codec)
+            lib = f'{{"library": {enc(path)}, "container": '
+            mids: dict = {}  # the fields the header decides, per (kind, sm, flags, ISA, codec)
             ids: dict = {}  # encoded identifiers
             for c in fb.containers:
-                for (container, index, _off, kind, _code, sm, suffix, version, _flags, _hsize,
+                for (container, index, _off, kind, code, sm, suffix, version, flags, _hsize,
                      _poff, psize, _csize, dsize, compression, identifier, _opts, _accel,
                      parent) in c.entries:
-                    key = (kind, sm, suffix, version, compression)
-                    mid = mids.get(key)
+                    mid = mids.get((code, sm, flags, version, compression))
                     if mid is None:  # what the entry's arch, ptx_isa and size properties say
                         isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
                         codec = "null" if compression is None else f'"{compression}"'
-                        mid = mids[key] = (f'"kind": "{kind}", "arch": "sm_{sm}{suffix}", '
-                                           f'"ptx_isa": {isa}, "compression": {codec}, "size": ')
+                        mid = mids[code, sm, flags, version, compression] = (
+                            f', "kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": {isa}, '
+                            f'"compression": {codec}, "size": ')
+                    size = psize if dsize is None else dsize
+                    if identifier is None and parent is None:
+                        append(f'{lib}{container}, "index": {index}{mid}{size}, '
+                               '"identifier": null, "concat": false}')
+                        continue
                     if identifier is None:
                         ident = "null"
                     else:
                         ident = ids.get(identifier)
                         if ident is None:
                             ident = ids[identifier] = enc(identifier)
-                    append(f'{{"library": {lib}, "container": {container}, "index": {index}, '
-                           f'{mid}{psize if dsize is None else dsize}, "identifier": {ident}, '
-                           f'"concat": {"false" if parent is None else "true"}}}')
+                    append(f'{lib}{container}, "index": {index}{mid}{size}, "identifier": '
+                           f'{ident}, "concat": {"false" if parent is None else "true"}}}')
             parts.extend(ids.values())
             parts.extend(mids.values())
         doc["entries"] = "\0entries"
