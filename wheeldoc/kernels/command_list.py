@@ -52,10 +52,20 @@ def quick_listing(argv: list[str]) -> int | None:
     if not listed or not paths or _project_config():
         return None
     if fmt is None or fmt in TEXT_FORMATS[flag]:
-        return list_text(paths, None)
-    if fmt in JSON_FORMATS[flag]:
-        return list_json(paths, None, None)
-    return None
+        run = lambda: list_text(paths, None)  # noqa: E731
+    elif fmt in JSON_FORMATS[flag]:
+        run = lambda: list_json(paths, None, None)  # noqa: E731
+    else:
+        return None
+    import gc
+
+    if not gc.isenabled():
+        return run()
+    gc.disable()  # no cycles here: collections would only walk the headers' records
+    try:
+        return run()
+    finally:
+        gc.enable()
 
 
 def _project_config() -> bool:

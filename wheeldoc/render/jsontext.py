@@ -3,11 +3,6 @@ the C encoder (no import of the report machinery, so a verb's fast path can use 
 
 from __future__ import annotations
 
-try:  # the C encoder's string function, without importing json (which imports re)
-    from _json import encode_basestring_ascii as encode_string
-except ImportError:  # another Python: json's own
-    from json.encoder import encode_basestring_ascii as encode_string
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -15,6 +10,19 @@ if TYPE_CHECKING:
 BIG = 256  # arrays longer than this print one compact element per line
 
 _encoder = None
+
+
+def encode_string(text: str) -> str:
+    """`text` as a JSON string, as json writes it (ensure_ascii): printable ASCII without quote
+    or backslash as it is, anything else by the C encoder's function (loaded on first use; json
+    itself imports re)."""
+    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'  # isprintable: no control character, no DEL
+    try:
+        from _json import encode_basestring_ascii
+    except ImportError:  # another Python: json's own
+        from json.encoder import encode_basestring_ascii
+    return encode_basestring_ascii(text)
 
 
 def _compact(obj: Any) -> str:
