@@ -10,7 +10,8 @@ from wheeldoc.render.jsontext import BIG, dumps, encode_string
 
 
 @pytest.mark.parametrize("text", ["", "abc", "/tmp/lib cublas.so", 'a"b', "a\\b", "x\x7fy", "é",
-                                  "\x1b[31m", " ~", "tab\t", "\u2028", "\udcff", "\0", "🙂"])
+                                  "\x1b[31m", " ~", "tab\t", "\u2028", "\udcff", "\0", "🙂",
+                                  "".join(map(chr, range(128))), "\0entries", "\\u0000"])
 def test_strings_as_json_writes_them(text):
     assert encode_string(text) == json.dumps(text)
 

@@ -12,12 +12,19 @@ BIG = 256  # arrays longer than this print one compact element per line
 _encoder = None
 
 
+# json's escapes for ASCII (ensure_ascii escapes every character outside ' '..'~')
+_ASCII_ESCAPES = {**{i: f"\\u{i:04x}" for i in (*range(0x20), 0x7F)}, 0x22: '\\"', 0x5C: "\\\\",
+                  0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
+
+
 def encode_string(text: str) -> str:
-    """`text` as a JSON string, as json writes it (ensure_ascii): printable ASCII without quote
-    or backslash as it is, anything else by the C encoder's function (loaded on first use; json
-    itself imports re)."""
-    if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-        return f'"{text}"'  # isprintable: no control character, no DEL
+    """`text` as a JSON string, as json writes it (ensure_ascii): ASCII here (printable ASCII
+    without quote or backslash as it is), anything else by the C encoder's function (loaded
+    on first use; json itself imports re)."""
+    if text.isascii():
+        if text.isprintable() and '"' not in text and "\\" not in text:
+            return f'"{text}"'  # isprintable: no control character, no DEL
+        return f'"{text.translate(_ASCII_ESCAPES)}"'
     try:
         from _json import encode_basestring_ascii
     except ImportError:  # another Python: json's own
