@@ -123,16 +123,19 @@ def list_text(paths: list[str], output: str | None) -> int | None:
             blocks.append((path, fb, lines))
         elif not _has_code(fb.entries):
             empty.append(path)
-    bases = [os.path.basename(p) for p, _, _ in blocks]  # as display_names: short unless ambiguous
-    text = listing_text([(b if bases.count(b) == 1 else p, lines)
-                         for b, (p, _, lines) in zip(bases, blocks)])
+    if len(blocks) == 1:  # listing_text's one block, in pieces
+        pieces = [*_joined(blocks[0][2], "\n"), "\n"]
+    else:
+        bases = [os.path.basename(p) for p, _, _ in blocks]  # as display_names: short unless ambiguous
+        pieces = [listing_text([(b if bases.count(b) == 1 else p, lines)
+                                for b, (p, _, lines) in zip(bases, blocks)])]
     # What the text takes from the inputs: the paths (whose names, stems and base names it
     # prints) and the entries' identifiers; the rest is ASCII words, numbers and header words
     # that no control character is in and no looked-for secret crosses (see list_json).
     parts = [p for p, _, _ in blocks]
     parts += {e.identifier for _, fb, _ in blocks for c in fb.containers for e in c.entries
               if e.identifier}
-    _write_text(text, output, parts)
+    _write_text(pieces, output, parts)
     if empty:
         from wheeldoc.core.terminal import stderr_line
 
@@ -141,16 +144,19 @@ def list_text(paths: list[str], output: str | None) -> int | None:
     return 0
 
 
-def _write_text(text: str, output: str | None, parts: list[str]) -> None:
-    """The listing, control characters in file names escaped (the report's writer,
-    `render.output.deliver`, does the same for every other text) and credentials masked as
-    `write_text` masks them; `parts` (what of the text comes from the inputs) decides whether
+def _write_text(pieces: list[str], output: str | None, parts: list[str]) -> None:
+    """The listing (`pieces` joined), control characters in file names escaped (the report's
+    writer, `render.output.deliver`, does the same for every other text) and credentials masked
+    as `write_text` masks them; `parts` (what of the text comes from the inputs) decides whether
     either can change anything, so a clean listing is written as it is."""
     from wheeldoc.core.redact import may_hold_secret
 
     if not output and all(p.isprintable() for p in parts) and not may_hold_secret("\n".join(parts)):
-        sys.stdout.write(text)  # str.isprintable is False for every character escape_controls escapes
+        write = sys.stdout.write  # str.isprintable is False for every character escape_controls escapes
+        for piece in pieces:
+            write(piece)
         return
+    text = "".join(pieces)
     from wheeldoc.core.terminal import escape_controls
 
     if output:
@@ -161,6 +167,12 @@ def _write_text(text: str, output: str | None, parts: list[str]) -> None:
     from wheeldoc.core.redact import redact_text
 
     sys.stdout.write(redact_text(escape_controls(text)))  # what write_text does for stdout
+
+
+def _joined(lines: list[str], sep: str, chunk: int = 512) -> list[str]:
+    """`sep.join(lines)` in pieces of `chunk` lines: a listing of megabytes is written without
+    one string (and one encoded copy) of its whole size, each a fresh mapping of memory."""
+    return [("" if i == 0 else sep) + sep.join(lines[i:i + chunk]) for i in range(0, len(lines), chunk)]
 
 
 def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int | None:
@@ -244,17 +256,20 @@ def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int 
         doc["entries"] = "\0entries"
         head = dumps(doc)
         parts.extend((head, lines[0] if lines else ""))
-        text = head.replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
+        before, after = head.split('"\\u0000entries"', 1)
+        pieces = [before + "[\n    ", *_joined(lines, ",\n    "), "\n  ]" + after]
     else:
-        text = dumps(doc)
-        parts = [text]
+        pieces = [dumps(doc)]
+        parts = pieces
     from wheeldoc.core.redact import may_hold_secret
 
     if output or may_hold_secret("\n".join(parts)):
         from wheeldoc.core.redact import redact_json_text
         from wheeldoc.render.output import write_text
 
-        write_text(redact_json_text(text), output)  # as `render.output.deliver` writes JSON
+        write_text(redact_json_text("".join(pieces)), output)  # as `render.output.deliver` does
     else:
-        sys.stdout.write(text)  # nothing either redaction would change
+        write = sys.stdout.write  # nothing either redaction would change
+        for piece in pieces:
+            write(piece)
     return 0
