@@ -305,7 +305,7 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
     wheeldoc.kernels.stream, which keeps only those ranges, can answer)."""
     fetch = reader.fetch
     cunpack, eunpack, oparse = CONTAINER.unpack_from, ENTRY.unpack_from, OPTS_DESC.unpack_from
-    esize, kinds, new = ENTRY.size, KINDS, _new_tuple
+    esize, kinds, new, head_read, concat = ENTRY.size, KINDS, _new_tuple, HEAD_READ, KIND_CONCAT
     entry_type, container_type = FatbinEntry, FatbinContainer
     compressed = FLAG_ZSTD | FLAG_LZ4 | 0x1000
     out: list[FatbinContainer] = []
@@ -346,22 +346,26 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
         add = entries.append
         pos += hsize
         while pos < cend:
-            want = HEAD_READ if cend - pos > HEAD_READ else cend - pos
-            if not (wbase <= pos and pos + want <= wend):
-                win = fetch(pos, want)
-                wbase, wend = pos, pos + len(win)
-            b = pos - wbase
-            if want < esize or wend - pos < esize:
+            left = cend - pos
+            if pos + head_read > wend:  # (the walk only goes forward: wbase <= pos)
+                want = head_read if left > head_read else left
+                if pos + want > wend:
+                    win = fetch(pos, want)
+                    wbase, wend = pos, pos + len(win)
+                if wend - pos < esize:
+                    left = 0  # the file ends inside the header: truncated
+            if left < esize:
                 raise InputError(path, f"truncated fatbin entry header ({cend - pos} bytes left in "
                                  "the container)", offset=pos, member=member)
+            b = pos - wbase
             (kind_code, _ever, ehsize, psize, csize, opts_off, minor, major, sm, ident_off,
              ident_len, flags, _key, dsize) = eunpack(win, b)
-            if ehsize < esize or ehsize > MAX_ENTRY_HEADER or ehsize > cend - pos:
-                raise _bad(path, member, f"header size {ehsize} (container has {cend - pos} bytes "
+            if ehsize < esize or ehsize > left or ehsize > MAX_ENTRY_HEADER:
+                raise _bad(path, member, f"header size {ehsize} (container has {left} bytes "
                            "left)", pos + 4)
-            if psize > cend - pos - ehsize:
+            if psize > left - ehsize:
                 raise _bad(path, member, f"payload size {psize} runs past the container end "
-                           f"({cend - pos - ehsize} bytes left)", pos + 8)
+                           f"({left - ehsize} bytes left)", pos + 8)
             if pos + ehsize > wend:
                 win = fetch(pos, ehsize)
                 wbase, wend, b = pos, pos + len(win), 0
@@ -383,7 +387,7 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
                 identifier = raw.decode("utf-8", "replace")
             kind = kinds.get(kind_code, "other")
             options = accel = None
-            if opts_off and kind_code != KIND_CONCAT:
+            if opts_off and kind_code != concat:
                 if opts_off < esize or opts_off + 8 > ehsize:
                     raise _bad(path, member, f"options descriptor at {opts_off} lies outside the "
                                "header", pos + 20)
@@ -405,7 +409,7 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
             entry = new(entry_type, (cindex, index, pos, kind, kind_code, sm, suffix,
                                      (major, minor), flags, ehsize, pos + ehsize, psize, csize_v,
                                      dsize_v, compression, identifier, options, accel, None))
-            if kind_code == KIND_CONCAT:
+            if kind_code == concat:
                 entries.extend(_concat_members(win[b:b + ehsize], entry, index, path, member))
                 index = first_index + len(entries)
             else:
