@@ -189,15 +189,18 @@ def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int 
     libraries = []  # the full path reports no library for a file without GPU code either
     kept = []
     for path, fb in read:
-        containers = 0
+        containers = count = 0
         for c in fb.containers:
-            if _has_code(c.entries):
-                containers += 1
+            count += len(c.entries)
+            for e in c.entries:
+                if e.kind in CODE:
+                    containers += 1
+                    break
         if containers:
             kept.append((path, fb))
             libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
                               "section": fb.section, "containers": containers,
-                              "entries": sum(len(c.entries) for c in fb.containers), "load": None})
+                              "entries": count, "load": None})
     read = kept
     total = sum(lib["entries"] for lib in libraries)
     entries = [] if total > BIG else [

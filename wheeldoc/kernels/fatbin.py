@@ -400,7 +400,7 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
                     if kind_code != 2:  # PTX, LTO-IR: the ptxas / nvvm options string
                         options = win[at:at + blen].split(b"\0", 1)[0].decode("utf-8", "replace")
                     elif blen and win[at] == 0:  # ELF: a zero, then the start of .nv.compat
-                        if min(ehsize - boff - 1, blen) >= 3 and win[at + 1] == 2 and win[at + 2] == 9:
+                        if blen >= 3 and ehsize - boff >= 4 and win[at + 1] == 2 and win[at + 2] == 9:
                             accel = win[at + 3] != 0  # the usual first record: accelerator bit
                         else:
                             accel = _compat(win[at + 1:b + min(ehsize, boff + 1 + blen)],
