@@ -14,6 +14,7 @@ import os
 import sys
 
 from wheeldoc.core.files import open_regular
+from wheeldoc.render.jsontext import BIG, encode_string
 
 ARCHIVES = (".whl", ".zip")
 CODE = ("cubin", "ptx")  # the kinds cuobjdump lists
@@ -85,9 +86,10 @@ def _project_config() -> bool:
         d = os.path.dirname(d)
 
 
-def _read(paths: list[str]):
-    """(path, Fatbin) per input, or None when one needs the full path (a wheel, a directory, an
-    unreadable or corrupt file: those report skips and errors as findings)."""
+def _read(paths: list[str], sink):
+    """(path, Fatbin, its sink) per input, each container handed to `sink(path)` as it is read
+    (none kept); None when an input needs the full path (a wheel, a directory, an unreadable or
+    corrupt file: those report skips and errors as findings)."""
     from wheeldoc.core.errors import InputError
     from wheeldoc.kernels.fatbin import open_fatbin
 
@@ -95,33 +97,27 @@ def _read(paths: list[str]):
     for path in paths:
         if path.endswith(ARCHIVES) or not os.path.isfile(path):
             return None
+        each = sink(path)
         try:
-            out.append((path, open_fatbin(path)))
+            out.append((path, open_fatbin(path, sink=each), each))
         except InputError:
             return None
     return out
 
 
-def _has_code(entries) -> bool:
-    for e in entries:
-        if e.kind in CODE:
-            return True
-    return False
-
-
 def list_text(paths: list[str], output: str | None) -> int | None:
     """cuobjdump's lines for plain files (`# name` above each when there are several)."""
-    from wheeldoc.kernels.fatbin import listing, listing_text
+    from wheeldoc.kernels.fatbin import Lister, listing_text
 
-    read = _read(paths)
+    read = _read(paths, Lister.of)
     if read is None:
         return None
     blocks, empty = [], []
-    for path, fb in read:
-        lines = listing(fb)
+    for path, fb, lister in read:
+        lines = lister.lines(fb.format)
         if lines:
-            blocks.append((path, fb, lines))
-        elif not _has_code(fb.entries):
+            blocks.append((path, lister, lines))
+        elif not lister.has_code:
             empty.append(path)
     if len(blocks) == 1:  # listing_text's one block, in pieces
         pieces = [*_joined(blocks[0][2], "\n"), "\n"]
@@ -133,8 +129,8 @@ def list_text(paths: list[str], output: str | None) -> int | None:
     # prints) and the entries' identifiers; the rest is ASCII words, numbers and header words
     # that no control character is in and no looked-for secret crosses (see list_json).
     parts = [p for p, _, _ in blocks]
-    parts += {e.identifier for _, fb, _ in blocks for c in fb.containers for e in c.entries
-              if e.identifier}
+    for _, lister, _ in blocks:
+        parts += lister.identifiers
     _write_text(pieces, output, parts)
     if empty:
         from wheeldoc.core.terminal import stderr_line
@@ -175,39 +171,81 @@ def _joined(lines: list[str], sep: str, chunk: int = 512) -> list[str]:
     return [("" if i == 0 else sep) + sep.join(lines[i:i + chunk]) for i in range(0, len(lines), chunk)]
 
 
+class _Records:
+    """One library's `entries` records as JSON, rendered as its containers are read (the
+    `sink` of `open_fatbin`): each record by one f-string, as the C encoder writes it (kind,
+    arch, ISA and compression are ASCII words from the header); its containers that hold code
+    and its entries counted; the entries themselves kept only while few (BIG or less: the
+    document then holds them indented, as `dumps` writes a short array)."""
+
+    __slots__ = ("lib", "lines", "mids", "ids", "containers", "count", "few")
+
+    def __init__(self, path: str) -> None:
+        self.lib = f'{{"library": {encode_string(path)}, "container": '
+        self.lines: list[str] = []
+        self.mids: dict = {}  # the fields the header decides, per (kind, sm, flags, ISA, codec)
+        self.ids: dict = {}  # encoded identifiers
+        self.containers = self.count = 0
+        self.few: list | None = []
+
+    def __call__(self, container) -> None:
+        entries = container.entries
+        self.count += len(entries)
+        if self.few is not None:
+            self.few.extend(entries)
+            if len(self.few) > BIG:
+                self.few = None
+        for e in entries:
+            if e.kind in CODE:
+                self.containers += 1
+                break
+        lib, mids, ids, append = self.lib, self.mids, self.ids, self.lines.append
+        for (_c, index, _off, kind, code, sm, suffix, version, flags, _hsize, _poff, psize, _csize,
+             dsize, compression, identifier, _opts, _accel, parent) in entries:
+            mid = mids.get((code, sm, flags, version, compression))
+            if mid is None:  # what the entry's arch, ptx_isa and size properties say
+                isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
+                codec = "null" if compression is None else f'"{compression}"'
+                mid = mids[code, sm, flags, version, compression] = (
+                    f', "kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": {isa}, '
+                    f'"compression": {codec}, "size": ')
+            size = psize if dsize is None else dsize
+            if identifier is None and parent is None:
+                append(f'{lib}{_c}, "index": {index}{mid}{size}, "identifier": null, '
+                       '"concat": false}')
+                continue
+            if identifier is None:
+                ident = "null"
+            else:
+                ident = ids.get(identifier)
+                if ident is None:
+                    ident = ids[identifier] = encode_string(identifier)
+            append(f'{lib}{_c}, "index": {index}{mid}{size}, "identifier": {ident}, '
+                   f'"concat": {"false" if parent is None else "true"}}}')
+
+
 def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int | None:
     """`--list --format json` of plain files, without the report machinery: the document the
     full path prints for a listing without a target (no rule runs then, so no finding), built
     field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
     the two byte for byte)."""
     from wheeldoc import __version__
-    from wheeldoc.render.jsontext import BIG, dumps, encode_string as enc
+    from wheeldoc.render.jsontext import dumps
 
-    read = _read(paths)
+    read = _read(paths, _Records)
     if read is None:
         return None
-    libraries = []  # the full path reports no library for a file without GPU code either
-    kept = []
-    for path, fb in read:
-        containers = count = 0
-        for c in fb.containers:
-            count += len(c.entries)
-            for e in c.entries:
-                if e.kind in CODE:
-                    containers += 1
-                    break
-        if containers:
-            kept.append((path, fb))
-            libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
-                              "section": fb.section, "containers": containers,
-                              "entries": count, "load": None})
-    read = kept
-    total = sum(lib["entries"] for lib in libraries)
+    read = [(path, fb, rec) for path, fb, rec in read if rec.containers]  # the full path
+    libraries = [  # reports no library for a file without GPU code either
+        {"library": path, "path": path, "member": None, "format": fb.format,
+         "section": fb.section, "containers": rec.containers, "entries": rec.count, "load": None}
+        for path, fb, rec in read]
+    total = sum(rec.count for _, _, rec in read)
     entries = [] if total > BIG else [
         {"library": path, "container": e.container, "index": e.index, "kind": e.kind,
          "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression, "size": e.size,
          "identifier": e.identifier, "concat": e.parent is not None}
-        for path, fb in read for e in fb.entries]
+        for path, _, rec in read for e in rec.few]
     doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
            "command": "kernels",
            "target": {"platform": None, "gpu": None, "driver": None, "python": None,
@@ -221,41 +259,13 @@ def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int 
     # (cubin, sm_90a, 9.0, zstd), each between quotes, commas or blanks, which no looked-for
     # word crosses. So the text needs the redaction exactly when these parts do (one look over
     # them instead of two over a listing of megabytes).
-    parts = [enc(path) for path, _ in read]
-    if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
-        # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
-        lines = []
-        append = lines.append
-        for path, fb in read:
-            lib = f'{{"library": {enc(path)}, "container": '
-            mids: dict = {}  # the fields the header decides, per (kind, sm, flags, ISA, codec)
-            ids: dict = {}  # encoded identifiers
-            for c in fb.containers:
-                for (container, index, _off, kind, code, sm, suffix, version, flags, _hsize,
-                     _poff, psize, _csize, dsize, compression, identifier, _opts, _accel,
-                     parent) in c.entries:
-                    mid = mids.get((code, sm, flags, version, compression))
-                    if mid is None:  # what the entry's arch, ptx_isa and size properties say
-                        isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
-                        codec = "null" if compression is None else f'"{compression}"'
-                        mid = mids[code, sm, flags, version, compression] = (
-                            f', "kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": {isa}, '
-                            f'"compression": {codec}, "size": ')
-                    size = psize if dsize is None else dsize
-                    if identifier is None and parent is None:
-                        append(f'{lib}{container}, "index": {index}{mid}{size}, '
-                               '"identifier": null, "concat": false}')
-                        continue
-                    if identifier is None:
-                        ident = "null"
-                    else:
-                        ident = ids.get(identifier)
-                        if ident is None:
-                            ident = ids[identifier] = enc(identifier)
-                    append(f'{lib}{container}, "index": {index}{mid}{size}, "identifier": '
-                           f'{ident}, "concat": {"false" if parent is None else "true"}}}')
-            parts.extend(ids.values())
-            parts.extend(mids.values())
+    parts = [encode_string(path) for path, _, _ in read]
+    if total > BIG:  # the records rendered while reading
+        lines: list[str] = []
+        for _, _, rec in read:
+            lines += rec.lines
+            parts.extend(rec.ids.values())
+            parts.extend(rec.mids.values())
         doc["entries"] = "\0entries"
         head = dumps(doc)
         parts.extend((head, lines[0] if lines else ""))

@@ -148,7 +148,7 @@ class Fatbin(NamedTuple):
 
 
 def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
-                section: str | None = None) -> Fatbin:
+                section: str | None = None, sink=None) -> Fatbin:
     """Read the GPU code headers of a file on disk (nothing decompressed).
 
     For a host ELF, `section` picks the fatbin section to read; by default `.nv_fatbin`, or
@@ -157,6 +157,10 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
     The ELF header and section table are read through an mmap; the fatbin headers through
     `os.pread`, because faulting them in through the mmap maps whole 64 KB blocks around
     each header (144 MB resident for cuBLAS instead of about 20 MB).
+
+    With `sink` (a callable), each container goes to it as soon as it is read, and the Fatbin
+    returned holds none: a listing of thousands of entries is rendered while they are read,
+    not after holding them all (`kernels --list`, kernels/command_list.py).
     """
     path = os.fspath(path)
     try:
@@ -164,7 +168,7 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
             if os.fstat(fh.fileno()).st_size == 0:
                 raise InputError(path, "empty file", member=member)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return _read(mm, _Reader(mm, fh.fileno()), path, member, section)
+                return _read(mm, _Reader(mm, fh.fileno()), path, member, section, sink)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}", member=member) from None
 
@@ -218,22 +222,31 @@ def _window_reader(fd: int):
 
 
 def _read(buf: Buffer, reader: _Reader, path: str, member: str | None,
-          section: str | None = None) -> Fatbin:
+          section: str | None = None, sink=None) -> Fatbin:
     if len(buf) >= 4 and struct.unpack_from("<I", buf, 0)[0] == FATBIN_MAGIC:
-        conts = _walk(reader, 0, len(buf), path, member)
+        conts = _walk(reader, 0, len(buf), path, member, sink)
         return Fatbin(path, member, "fatbin", None, None, None, (), conts)
     if is_elf(buf):
         if is_cubin(buf):
-            return _standalone_cubin(buf, path, member)
-        return _host_elf(buf, reader, path, member, section)
+            return _sunk(_standalone_cubin(buf, path, member), sink)
+        return _host_elf(buf, reader, path, member, section, sink)
     head = bytes(buf[:MAX_PTX_HEAD])
     if b".version" in head and b".target" in head:
-        return _standalone_ptx(head, len(buf), path, member)
+        return _sunk(_standalone_ptx(head, len(buf), path, member), sink)
     raise InputError(path, "not an ELF file, a fatbin or PTX text", offset=0, member=member)
 
 
+def _sunk(fatbin: Fatbin, sink) -> Fatbin:
+    """`fatbin`, its containers handed to `sink` instead when there is one."""
+    if sink is None:
+        return fatbin
+    for c in fatbin.containers:
+        sink(c)
+    return fatbin._replace(containers=())
+
+
 def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
-              section: str | None) -> Fatbin:
+              section: str | None, sink=None) -> Fatbin:
     try:
         elf = ElfFile(buf, path)
     except InputError as exc:
@@ -257,7 +270,7 @@ def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
         raise InputError(path, f"section {name} at {sec.offset:#x}+{sec.size:#x} lies past the end "
                          f"of the file ({len(buf):#x} bytes): truncated ELF",
                          offset=sec.offset, member=member)
-    conts = _walk(reader, sec.offset, sec.offset + sec.size, path, member)
+    conts = _walk(reader, sec.offset, sec.offset + sec.size, path, member, sink)
     return Fatbin(path, member, "elf", name, sec.offset, sec.size, others, conts)
 
 
@@ -280,23 +293,23 @@ _new_tuple = tuple.__new__  # a NamedTuple built without its generated __new__ (
 
 
 def _walk(reader: _Reader, start: int, end: int, path: str,
-          member: str | None) -> tuple[FatbinContainer, ...]:
+          member: str | None, sink=None) -> tuple[FatbinContainer, ...]:
     """`_walk_all`, with the cyclic garbage collector paused: the walk allocates a few objects
     per entry and none that can form a cycle, and the collections it would trigger (cuBLASLt:
     about 20) cost a sixth of the walk."""
     import gc
 
     if not gc.isenabled():
-        return _walk_all(reader, start, end, path, member)
+        return _walk_all(reader, start, end, path, member, sink)
     gc.disable()
     try:
-        return _walk_all(reader, start, end, path, member)
+        return _walk_all(reader, start, end, path, member, sink)
     finally:
         gc.enable()
 
 
-def _walk_all(reader: _Reader, start: int, end: int, path: str,
-              member: str | None) -> tuple[FatbinContainer, ...]:
+def _walk_all(reader: _Reader, start: int, end: int, path: str, member: str | None,
+              sink=None) -> tuple[FatbinContainer, ...]:
     """Every container in [start, end) and its entries, in one loop (no call per container or
     entry on the common path: cuBLASLt has 2,638 containers and 5,666 entries, and this walk is
     most of what `kernels --list` does). The bytes come from `reader.fetch`, which gives at
@@ -308,7 +321,8 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
     esize, kinds, new, head_read, concat = ENTRY.size, KINDS, _new_tuple, HEAD_READ, KIND_CONCAT
     entry_type, container_type = FatbinEntry, FatbinContainer
     compressed = FLAG_ZSTD | FLAG_LZ4 | 0x1000
-    out: list[FatbinContainer] = []
+    out: list[FatbinContainer] = []  # (none with a sink: each goes to it)
+    cindex = 0
     wbase = wend = 0
     win = b""  # the last bytes fetched, from file offset wbase to wend
     index = 0  # entries so far, all containers
@@ -340,7 +354,7 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
             raise InputError(path, f"fatbin container declares {fat_size} bytes of entries but only "
                              f"{left - hsize} remain: truncated or corrupt",
                              offset=pos + 8, member=member)
-        cindex, cpos = len(out), pos
+        cpos = pos
         first_index = index
         entries: list[FatbinEntry] = []
         add = entries.append
@@ -419,7 +433,12 @@ def _walk_all(reader: _Reader, start: int, end: int, path: str,
             if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
                 raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit "
                                     "MAX_ENTRIES)", offset=pos, member=member)
-        out.append(new(container_type, (cindex, cpos, version, hsize, fat_size, tuple(entries))))
+        container = new(container_type, (cindex, cpos, version, hsize, fat_size, tuple(entries)))
+        if sink is None:
+            out.append(container)
+        else:
+            sink(container)
+        cindex += 1
     return tuple(out)
 
 
@@ -687,17 +706,31 @@ def listing(fatbin: Fatbin, name: str | None = None) -> list[str]:
     which cannot record `f` (`sm_120` where the header says `sm_120f`); this listing keeps the
     header's `sm_120f`. cuobjdump lists nothing for PTX text files and LTO-IR entries.
     """
-    stem = _stem(name if name is not None else (fatbin.member or fatbin.path))
-    if fatbin.format == "ptx":
-        return []
-    if fatbin.format == "cubin":
-        e = fatbin.containers[0].entries[0]
-        return [f"ELF file    1: {stem}.{e.arch}.cubin"]
-    lines: list[str] = []
-    append = lines.append
-    n_elf = n_ptx = 0
+    lister = Lister(_stem(name if name is not None else (fatbin.member or fatbin.path)))
     for c in fatbin.containers:
-        for e in c.entries:
+        lister(c)
+    return lister.lines(fatbin.format)
+
+
+class Lister:
+    """`listing`, container by container: call it on each container (it can be the `sink` of
+    `open_fatbin`), then take `lines(format)`. Also says whether any entry is code cuobjdump
+    lists (`has_code`) and which identifiers the lines name (`identifiers`)."""
+
+    __slots__ = ("stem", "out", "n_elf", "n_ptx", "first", "identifiers")
+
+    def __init__(self, stem: str) -> None:
+        self.stem = stem  # the name's stem (`Lister.of(name)`)
+        self.out: list[str] = []
+        self.n_elf = self.n_ptx = 0
+        self.first: FatbinContainer | None = None
+        self.identifiers: set[str] = set()
+
+    def __call__(self, container: FatbinContainer) -> None:
+        if self.first is None:
+            self.first = container
+        append, stem, n_elf, n_ptx = self.out.append, self.stem, self.n_elf, self.n_ptx
+        for e in container.entries:
             kind = e.kind
             if kind == "cubin":
                 n_elf += 1
@@ -708,9 +741,30 @@ def listing(fatbin: Fatbin, name: str | None = None) -> list[str]:
             else:
                 continue
             ident = e.identifier
-            base = f"{_stem(ident)}." if ident else f"{stem}.{n}."
+            if ident:
+                self.identifiers.add(ident)
+                base = f"{_stem(ident)}."
+            else:
+                base = f"{stem}.{n}."
             append(f"{label} file {n:4d}: {base}sm_{e.sm}{e.suffix}.{ext}")  # e.arch
-    return lines
+        self.n_elf, self.n_ptx = n_elf, n_ptx
+
+    @classmethod
+    def of(cls, name: str) -> Lister:
+        """The lister of a file or member named `name` (its stem names the entries)."""
+        return cls(_stem(name))
+
+    @property
+    def has_code(self) -> bool:
+        return bool(self.n_elf or self.n_ptx)
+
+    def lines(self, format: str) -> list[str]:
+        """cuobjdump lists nothing for a PTX file, and names a standalone cubin by its stem."""
+        if format == "ptx":
+            return []
+        if format == "cubin" and self.first is not None:
+            return [f"ELF file    1: {self.stem}.{self.first.entries[0].arch}.cubin"]
+        return self.out
 
 
 def _stem(name: str) -> str:
