@@ -199,7 +199,8 @@ class _Records:
             if e.kind in CODE:
                 self.containers += 1
                 break
-        lib, mids, ids, append = self.lib, self.mids, self.ids, self.lines.append
+        mids, ids, append = self.mids, self.ids, self.lines.append
+        lib = f'{self.lib}{container.index}, "index": '  # the container of every entry in it
         for (_c, index, _off, kind, code, sm, suffix, version, flags, _hsize, _poff, psize, _csize,
              dsize, compression, identifier, _opts, _accel, parent) in entries:
             mid = mids.get((code, sm, flags, version, compression))
@@ -211,8 +212,7 @@ class _Records:
                     f'"compression": {codec}, "size": ')
             size = psize if dsize is None else dsize
             if identifier is None and parent is None:
-                append(f'{lib}{_c}, "index": {index}{mid}{size}, "identifier": null, '
-                       '"concat": false}')
+                append(f'{lib}{index}{mid}{size}, "identifier": null, "concat": false}}')
                 continue
             if identifier is None:
                 ident = "null"
@@ -220,7 +220,7 @@ class _Records:
                 ident = ids.get(identifier)
                 if ident is None:
                     ident = ids[identifier] = encode_string(identifier)
-            append(f'{lib}{_c}, "index": {index}{mid}{size}, "identifier": {ident}, '
+            append(f'{lib}{index}{mid}{size}, "identifier": {ident}, '
                    f'"concat": {"false" if parent is None else "true"}}}')
 
 
