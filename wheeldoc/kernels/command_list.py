@@ -195,19 +195,18 @@ class _Records:
             self.few.extend(entries)
             if len(self.few) > BIG:
                 self.few = None
-        for e in entries:
-            if e.kind in CODE:
-                self.containers += 1
-                break
+        code = False  # whether the container holds code cuobjdump lists
         mids, ids, append = self.mids, self.ids, self.lines.append
         lib = f'{self.lib}{container.index}, "index": '  # the container of every entry in it
-        for (_c, index, _off, kind, code, sm, suffix, version, flags, _hsize, _poff, psize, _csize,
-             dsize, compression, identifier, _opts, _accel, parent) in entries:
-            mid = mids.get((code, sm, flags, version, compression))
+        for (_c, index, _off, kind, kind_code, sm, suffix, version, flags, _hsize, _poff, psize,
+             _csize, dsize, compression, identifier, _opts, _accel, parent) in entries:
+            if not code and kind in CODE:
+                code = True
+            mid = mids.get((kind_code, sm, flags, version, compression))
             if mid is None:  # what the entry's arch, ptx_isa and size properties say
                 isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
                 codec = "null" if compression is None else f'"{compression}"'
-                mid = mids[code, sm, flags, version, compression] = (
+                mid = mids[kind_code, sm, flags, version, compression] = (
                     f', "kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": {isa}, '
                     f'"compression": {codec}, "size": ')
             size = psize if dsize is None else dsize
@@ -222,6 +221,8 @@ class _Records:
                     ident = ids[identifier] = encode_string(identifier)
             append(f'{lib}{index}{mid}{size}, "identifier": {ident}, '
                    f'"concat": {"false" if parent is None else "true"}}}')
+        if code:
+            self.containers += 1
 
 
 def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int | None:
