@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Callable, Sequence
 
 from wheeldoc import __version__
+
+TYPE_CHECKING = False  # argparse and typing are imported only where a parser is built
+if TYPE_CHECKING:
+    import argparse
+    from typing import Callable, Sequence
 from wheeldoc.core.errors import InputError, UsageError
 
 EXIT_USAGE = 2
@@ -75,6 +78,8 @@ def _doctor_options(p: argparse.ArgumentParser, *, image: bool = False) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse  # here, not above: `kernels --list` (its quick path) builds no parser
+
     parser = argparse.ArgumentParser(
         prog="wheeldoc",
         description="A build-and-environment doctor for CUDA wheel installs.",
@@ -158,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["kernels"] and "--list" in argv:  # the listing that races cuobjdump
+        code = _quick_listing(argv[1:])
+        if code is not None:
+            return code
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -188,6 +198,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as e:  # a bug: its own exit code, one line, the traceback on request
         return _crash(e, debug=getattr(args, "debug", False))
+
+
+def _quick_listing(argv: list[str]) -> int | None:
+    """`kernels --list [--format json] FILE…` read without building the parser
+    (wheeldoc/kernels/command_list.py); None when the command line needs the full one."""
+    try:
+        from wheeldoc.kernels.command_list import quick_listing
+
+        return quick_listing(argv)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # a bug, as in main
+        return _crash(e, debug="--debug" in argv)
 
 
 def _crash(e: Exception, *, debug: bool) -> int:

@@ -538,3 +538,79 @@ def test_fast_json_listing_to_stdout_redacts_as_the_full_path(name, tmp_path, mo
     full = capsys.readouterr().out
     assert fast == full and len(json.loads(fast)["entries"]) > 256
     assert ("***" in fast) == (name != "plain.fatbin")
+
+
+@pytest.mark.parametrize("argv", [
+    ("--list", f"{K}/libmulti.so"),
+    (f"{K}/libmulti.so", f"{K}/libident.so", "--list"),
+    ("--list", f"{K}/libmixed.so", "--format", "json"),
+    ("--list", "--format=json", f"{K}/libmulti.so", f"{K}/sm_121f.cubin"),
+    ("--list", "--output-format", "json", f"{K}/concat-mixed.fatbin"),
+    ("--list", "--format", "text", f"{K}/libmulti.so"),
+    ("--list", "--output-format", "full", f"{K}/libmulti.so"),
+    ("--list", "--format", "full", f"{K}/libhostonly.so", f"{K}/libmulti.so"),
+])
+def test_quick_listing_prints_what_the_parser_path_prints(argv, cli, monkeypatch):
+    """`wheeldoc.cli` hands `kernels --list …` to command_list.quick_listing before building its
+    parser: the same output, code and stderr as through argparse and the command."""
+    from wheeldoc import cli as cli_module
+    from wheeldoc.kernels import command_list
+
+    taken = []
+    real = command_list.quick_listing
+    monkeypatch.setattr(command_list, "quick_listing", lambda a: taken.append(real(a)) or taken[-1])
+    quick = cli("kernels", *argv)
+    assert taken == [0]  # it took this command line itself
+    monkeypatch.setattr(cli_module, "_quick_listing", lambda argv: None)
+    full = cli("kernels", *argv)
+    assert (quick.code, quick.out, quick.err) == (full.code, full.out, full.err)
+    assert quick.code == 0 and quick.out
+
+
+@pytest.mark.parametrize("argv", [
+    (f"{K}/libmulti.so", "--list", f"{K}/libident.so"),  # two runs of paths: argparse's error
+    ("--list", "--output-format", "text", f"{K}/libmulti.so"),  # not a choice of that flag
+    ("--list", "--format", "sarif", f"{K}/libmulti.so"),
+    ("--list", "--format"),
+    ("--list",),
+    ("--list", "--gpu", "gb10", f"{K}/libmulti.so"),
+    ("--list", "--lis", f"{K}/libmulti.so"),
+    ("--list", "-o", "out.txt", f"{K}/libmulti.so"),
+    ("--list", "--", f"{K}/libmulti.so"),
+    ("--list", "--coverage", f"{K}/libmulti.so"),
+    (f"{K}/libmulti.so",),
+])
+def test_quick_listing_leaves_every_other_command_line_to_the_parser(argv):
+    from wheeldoc.kernels import command_list
+
+    assert command_list.quick_listing(list(argv)) is None
+
+
+def test_quick_listing_leaves_wheels_directories_and_corrupt_files_to_the_full_path(tmp_path):
+    from wheeldoc.kernels import command_list
+
+    bad = tmp_path / "bad.fatbin"
+    bad.write_bytes((ROOT / K / "fb-sm86.fatbin").read_bytes()[:40])
+    for path in (str(tmp_path), str(bad), str(tmp_path / "x.whl"), str(tmp_path / "missing.so")):
+        assert command_list.quick_listing(["--list", path]) is None
+
+
+def test_quick_listing_steps_aside_for_a_project_configuration(tmp_path, monkeypatch):
+    from wheeldoc.kernels import command_list
+
+    (tmp_path / "pyproject.toml").write_text("[tool.wheeldoc]\nformat = 'json'\n")
+    monkeypatch.chdir(tmp_path)
+    assert command_list.quick_listing(["--list", str(ROOT / K / "libmulti.so")]) is None
+
+
+def test_the_quick_listing_imports_neither_the_parser_nor_typing(tmp_path):
+    """What `kernels --list` costs at start-up is what it imports (bench/bench_kernels.py races
+    it against cuobjdump): no argparse, typing, re or json, and no report machinery."""
+    code = ("import sys; from wheeldoc.cli import main; main(['kernels', '--list', '--format', "
+            f"'json', {str(ROOT / K / 'libmulti.so')!r}]); "
+            "print(sorted(m for m in sys.modules if m in ('argparse', 'typing', 're', 'json', "
+            "'enum') or m.startswith(('wheeldoc.render.output', 'wheeldoc.core.engine'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tmp_path).stdout.splitlines()
+    assert json.loads("\n".join(out[:-1]))["entries"]
+    assert out[-1] == "[]"

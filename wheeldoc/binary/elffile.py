@@ -9,11 +9,19 @@ symbols, needed libraries, fatbin sections) build on `ElfFile.section`.
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple, Union
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 
-Buffer = Union[bytes, bytearray, memoryview, "mmap.mmap"]  # noqa: F821
+TYPE_CHECKING = False  # typing (and the re it imports) stays out of `kernels --list`
+if TYPE_CHECKING:
+    import mmap
+    from typing import NamedTuple, Union
+
+    Buffer = Union[bytes, bytearray, memoryview, mmap.mmap]
+else:
+    from wheeldoc.core.records import NamedTuple
+
+    Buffer = "bytes | bytearray | memoryview | mmap.mmap"  # a type for checkers (annotations only)
 
 ELF_MAGIC = b"\x7fELF"
 MAX_SECTIONS = 1 << 16

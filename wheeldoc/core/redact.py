@@ -16,15 +16,17 @@ secret:
 
 from __future__ import annotations
 
-import re
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "***"
 
 # scheme://userinfo@ : userinfo is everything up to the last '@' before the host's '/', blanks
 # and quotes excluded so a match never runs across words or out of a JSON string.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?P<info>[^\s/?#@\"'<>`]{1,4096})@")
-_TOKENS = re.compile(
+# (Compiled on first use, by `re`'s own cache: a text the hints below clear needs no `re`.)
+_USERINFO = r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?P<info>[^\s/?#@\"'<>`]{1,4096})@"
+_TOKENS = (
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}"
     r"|glpat-[A-Za-z0-9_\-]{20,}|pypi-[A-Za-z0-9_\-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}"
     r"|xox[abprs]-[A-Za-z0-9\-]{10,})")
@@ -32,8 +34,7 @@ _KEYWORDS = r"(?:TOKEN|PASSWORD|PASSWD|SECRET|_KEY|APIKEY|ACCESS_KEY|CREDENTIALS
 _NAMES = rf"[A-Za-z0-9_.\-]*{_KEYWORDS}"  # a whole key of a JSON object (fullmatch only)
 # The name's last word, then the value: the name's own prefix stays as it is, so the pattern
 # never starts a match with an unbounded run (no quadratic backtracking on long words).
-_NAMED = re.compile(rf"(?P<name>{_KEYWORDS})(?P<sep>\s*[=:]\s*[\"']?|\s+[\"']?)(?P<value>[A-Za-z0-9+/=_\-.~]{{16,}})",
-                    re.IGNORECASE)
+_NAMED = rf"(?P<name>{_KEYWORDS})(?P<sep>\s*[=:]\s*[\"']?|\s+[\"']?)(?P<value>[A-Za-z0-9+/=_\-.~]{{16,}})"
 _TOKEN_HINTS = ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "glpat-", "pypi-", "akia",
                 "asia", "xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-")
 _NAME_HINTS = ("token", "passw", "secret", "_key", "apikey", "credential", "auth")
@@ -44,13 +45,15 @@ def redact_text(text: str) -> str:
     runs only when a plain substring test says it may match (linear, and fast on big reports)."""
     if not text:
         return text
+    import re
+
     if "://" in text and "@" in text:
-        text = _USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        text = re.compile(_USERINFO).sub(lambda m: f"{m['scheme']}{MASK}@", text)
     lower = text.lower()
     if any(h in lower for h in _TOKEN_HINTS):
-        text = _TOKENS.sub(MASK, text)
+        text = re.compile(_TOKENS).sub(MASK, text)
     if any(h in lower for h in _NAME_HINTS):
-        text = _NAMED.sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
+        text = re.compile(_NAMED, re.IGNORECASE).sub(lambda m: f"{m['name']}{m['sep']}{MASK}", text)
     return text
 
 
@@ -79,6 +82,8 @@ def redact_data(obj: Any) -> Any:
     if isinstance(obj, list):
         return [redact_data(x) for x in obj]
     if isinstance(obj, dict):
+        import re
+
         out = {}
         for k, v in obj.items():
             if isinstance(v, str) and isinstance(k, str) and re.fullmatch(_NAMES, k, re.IGNORECASE) \

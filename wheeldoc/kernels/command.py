@@ -7,22 +7,18 @@ in libraries, and what of it will run on a GPU and driver.
   (a driver new enough for it) and the verdict says so.
 - `--coverage` (the default view without `--gpu` or `--list`): libraries × architectures.
 
-The plain `--list` of files, in text, takes a short path that does not import the report
-machinery: it is the one meant to race cuobjdump (bench/bench_kernels.py).
+The plain `--list` of files, in text or JSON, takes a short path that does not import the report
+machinery (command_list.py; the CLI hands it the command line before building its parser): it
+is the one meant to race cuobjdump (bench/bench_kernels.py).
 """
 
 from __future__ import annotations
-
-from wheeldoc.core.files import open_regular
 
 import argparse
 import os
 import sys
 
 from wheeldoc.core.terminal import escape_controls, stderr_line
-
-ARCHIVES = (".whl", ".zip")
-
 
 def run(args: argparse.Namespace) -> int:
     if _plain_listing(args):
@@ -50,48 +46,17 @@ def _plain_listing(args: argparse.Namespace, fmt: str = "text") -> bool:
 
 
 def _project_config() -> bool:
-    """Whether a pyproject.toml above the working directory has a [tool.wheeldoc] table
-    (its settings, e.g. a gpu or a format, then apply; see wheeldoc/core/config.py)."""
-    d = os.getcwd()
-    while True:
-        candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open_regular(candidate) as fh:
-                    return b"[tool.wheeldoc" in fh.read()
-            except OSError:
-                return True
-        if os.path.exists(os.path.join(d, ".git")) or os.path.dirname(d) == d:
-            return False
-        d = os.path.dirname(d)
+    from wheeldoc.kernels.command_list import _project_config as found
+
+    return found()
 
 
 def _fast_list(args: argparse.Namespace) -> int | None:
     """The listing of plain files, or None when an input needs the full path (a wheel, a
     directory, an unreadable file: those report skips and errors as findings)."""
-    from wheeldoc.core.errors import InputError
-    from wheeldoc.kernels.fatbin import listing, listing_text, open_fatbin
+    from wheeldoc.kernels.command_list import list_text
 
-    blocks, empty = [], []
-    for path in args.paths:
-        if path.endswith(ARCHIVES) or not os.path.isfile(path):
-            return None
-        try:
-            fb = open_fatbin(path)
-        except InputError:
-            return None
-        lines = listing(fb)
-        if lines:
-            blocks.append((path, lines))
-        elif not any(e.kind in ("cubin", "ptx") for e in fb.entries):
-            empty.append(path)
-    bases = [os.path.basename(p) for p, _ in blocks]  # as display_names: short unless ambiguous
-    text = listing_text([(b if bases.count(b) == 1 else p, lines)
-                         for b, (p, lines) in zip(bases, blocks)])
-    _write(text, args.output)
-    for path in empty:
-        stderr_line(f"wheeldoc: {path}: no GPU code")
-    return 0
+    return list_text(args.paths, args.output)
 
 
 def _write(text: str, output: str | None) -> None:
@@ -109,98 +74,11 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _fast_list_json(args: argparse.Namespace) -> int | None:
-    """`--list --format json` of plain files, without the report machinery: the document the
-    full path prints for a listing without a target (no rule runs then, so no finding), built
-    field for field as `report_to_dict` and `entry_record` / `library_record` do (a test holds
-    the two byte for byte). None when an input needs the full path."""
-    import json
+    """`--list --format json` of plain files without the report machinery
+    (`command_list.list_json`); None when an input needs the full path."""
+    from wheeldoc.kernels.command_list import list_json
 
-    from wheeldoc import __version__
-    from wheeldoc.core.errors import InputError
-    from wheeldoc.kernels.fatbin import open_fatbin
-    from wheeldoc.render.jsontext import BIG, dumps
-
-    libraries, read = [], []
-    enc = json.JSONEncoder(separators=(", ", ": ")).encode
-    for path in args.paths:
-        if path.endswith(ARCHIVES) or not os.path.isfile(path):
-            return None
-        try:
-            fb = open_fatbin(path)
-        except InputError:
-            return None
-        if not any(e.kind in ("cubin", "ptx") for e in fb.entries):
-            continue  # the full path reports no library for it either
-        read.append((path, fb))
-        containers = sum(1 for c in fb.containers
-                         if any(e.kind in ("cubin", "ptx") for e in c.entries))
-        libraries.append({"library": path, "path": path, "member": None, "format": fb.format,
-                          "section": fb.section, "containers": containers,
-                          "entries": len(fb.entries), "load": None})
-    total = sum(len(fb.entries) for _, fb in read)
-    entries = [] if total > BIG else [
-        {"library": path, "container": e.container, "index": e.index, "kind": e.kind,
-         "arch": e.arch, "ptx_isa": e.ptx_isa, "compression": e.compression, "size": e.size,
-         "identifier": e.identifier, "concat": e.parent is not None}
-        for path, fb in read for e in fb.entries]
-    doc = {"schema_version": 1, "tool": {"name": "wheeldoc", "version": __version__},
-           "command": "kernels",
-           "target": {"platform": None, "gpu": None, "driver": None, "python": None,
-                      "source": "flags"},
-           "inputs": list(args.paths), "findings": [], "skipped": [],
-           "summary": {"error": 0, "warning": 0, "info": 0, "total": 0, "skipped": 0,
-                       "fail_on": args.fail_on or "warning", "exit_code": 0},
-           "entries": entries, "libraries": libraries}
-    # What may hold a secret (core.redact looks for URL userinfo and token-like words): the
-    # paths and identifiers, as encoded; the rest is field names, numbers and header words
-    # (cubin, sm_90a, 9.0, zstd), each between quotes, commas or blanks, which no looked-for
-    # word crosses. So the text needs the redaction exactly when these parts do (one look over
-    # them instead of two over a listing of megabytes).
-    parts = [enc(path) for path, _ in read]
-    if total > BIG:  # what dumps writes for them, as the C encoder writes each record, by
-        # one f-string each (kind, arch, ISA and compression are ASCII words from the header)
-        lines = []
-        append = lines.append
-        for path, fb in read:
-            lib = enc(path)
-            mids: dict = {}  # the fields one header decides, per (kind, sm, suffix, ISA, codec)
-            ids: dict = {}  # encoded identifiers
-            for (container, index, _off, kind, _code, sm, suffix, version, _flags, _hsize, _poff,
-                 psize, _csize, dsize, compression, identifier, _opts, _accel, parent) in fb.entries:
-                key = (kind, sm, suffix, version, compression)
-                mid = mids.get(key)
-                if mid is None:  # what the entry's arch, ptx_isa and size properties say
-                    isa = f'"{version[0]}.{version[1]}"' if kind == "ptx" else "null"
-                    codec = "null" if compression is None else f'"{compression}"'
-                    mid = mids[key] = (f'"kind": "{kind}", "arch": "sm_{sm}{suffix}", "ptx_isa": '
-                                       f'{isa}, "compression": {codec}, "size": ')
-                if identifier is None:
-                    ident = "null"
-                else:
-                    ident = ids.get(identifier)
-                    if ident is None:
-                        ident = ids[identifier] = enc(identifier)
-                append(f'{{"library": {lib}, "container": {container}, "index": {index}, {mid}'
-                       f'{psize if dsize is None else dsize}, "identifier": {ident}, "concat": '
-                       f'{"false" if parent is None else "true"}}}')
-            parts.extend(ids.values())
-            parts.extend(mids.values())
-        doc["entries"] = "\0entries"
-        head = dumps(doc)
-        parts.extend((head, lines[0] if lines else ""))
-        text = head.replace('"\\u0000entries"', "[\n    " + ",\n    ".join(lines) + "\n  ]", 1)
-    else:
-        text = dumps(doc)
-        parts = [text]
-    from wheeldoc.core.redact import may_hold_secret, redact_json_text
-
-    if args.output or may_hold_secret("\n".join(parts)):
-        from wheeldoc.render.output import write_text
-
-        write_text(redact_json_text(text), args.output)  # as `render.output.deliver` writes JSON
-    else:
-        sys.stdout.write(text)  # nothing either redaction would change
-    return 0
+    return list_json(args.paths, args.output, args.fail_on)
 
 
 # -- the full command -------------------------------------------------------------------------

@@ -8,9 +8,13 @@ docs `shared/reference/cuda-binaries.md` §4.
 
 from __future__ import annotations
 
-import re
 import struct
-from typing import NamedTuple
+
+TYPE_CHECKING = False  # typing (and the re it imports) stays out of `kernels --list`
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from wheeldoc.core.records import NamedTuple
 
 from wheeldoc.core.errors import InputError
 from wheeldoc.binary.elffile import Buffer, ElfFile
@@ -62,14 +66,16 @@ class CubinInfo(NamedTuple):
         return f"sm_{self.sm}{self.suffix}"
 
 
-_ARCH_OPTION = re.compile(r"(?:^|\s)-(?:arch|-gpu-name)[= ]+sm_(\d+)([af]?)\b")
+_ARCH_OPTION = r"(?:^|\s)-(?:arch|-gpu-name)[= ]+sm_(\d+)([af]?)\b"  # compiled on first use
 
 
 def options_arch(options: str | None) -> tuple[int, str] | None:
     """(100, "f") from ptxas options "-arch sm_100f -m 64 ", or None."""
     if not options:
         return None
-    m = _ARCH_OPTION.search(options)
+    import re
+
+    m = re.search(_ARCH_OPTION, options)
     return (int(m.group(1)), m.group(2)) if m else None
 
 

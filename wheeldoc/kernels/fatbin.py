@@ -14,7 +14,11 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from typing import NamedTuple
+TYPE_CHECKING = False  # typing (and the re it imports) stays out of `kernels --list`
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from wheeldoc.core.records import NamedTuple
 
 from wheeldoc.core.errors import InputError, LimitExceeded
 from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, read_cubin, CubinInfo
@@ -44,6 +48,7 @@ MAX_PTX_HEAD = 1 << 16  # bytes of a .ptx file searched for .version/.target
 MAX_ENTRIES = 1 << 16  # entries per file (cuBLAS, the largest measured, has 5,737); checked per entry
 MAX_PADDING = 1 << 20  # zero bytes between two containers
 HEAD_READ = 128  # bytes read per entry header (headers seen: 64..120)
+CONTAINER_READ = CONTAINER.size + HEAD_READ  # bytes read where a container starts
 
 
 class FatbinEntry(NamedTuple):
@@ -143,7 +148,7 @@ class Fatbin(NamedTuple):
 
 
 def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
-                section: str | None = None) -> Fatbin:
+                section: str | None = None, sink=None) -> Fatbin:
     """Read the GPU code headers of a file on disk (nothing decompressed).
 
     For a host ELF, `section` picks the fatbin section to read; by default `.nv_fatbin`, or
@@ -152,6 +157,10 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
     The ELF header and section table are read through an mmap; the fatbin headers through
     `os.pread`, because faulting them in through the mmap maps whole 64 KB blocks around
     each header (144 MB resident for cuBLAS instead of about 20 MB).
+
+    With `sink` (a callable), each container goes to it as soon as it is read, and the Fatbin
+    returned holds none: a listing of thousands of entries is rendered while they are read,
+    not after holding them all (`kernels --list`, kernels/command_list.py).
     """
     path = os.fspath(path)
     try:
@@ -159,7 +168,7 @@ def open_fatbin(path: str | os.PathLike, *, member: str | None = None,
             if os.fstat(fh.fileno()).st_size == 0:
                 raise InputError(path, "empty file", member=member)
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return _read(mm, _Reader(mm, fh.fileno()), path, member, section)
+                return _read(mm, _Reader(mm, fh.fileno()), path, member, section, sink)
     except OSError as exc:
         raise InputError(path, f"cannot read: {exc.strerror or exc}", member=member) from None
 
@@ -175,15 +184,20 @@ def read_fatbin(buf: Buffer, path: str = "<buffer>", *, member: str | None = Non
 class _Reader:
     """Bounded reads from a buffer, or with `os.pread` from a file descriptor."""
 
-    __slots__ = ("buf", "fd", "size", "read")
+    __slots__ = ("buf", "fd", "size", "read", "fetch")
 
     def __init__(self, buf: Buffer, fd: int | None = None) -> None:
         self.buf, self.fd, self.size = buf, fd, len(buf)
         # read(offset, size): callers keep offset + size within the file.
+        # fetch(offset, size): bytes from offset, at least `size` of them where the file has
+        # them (with a file descriptor, READ_AHEAD bytes: the walk reads the next headers from them)
         if fd is not None:
             self.read = _window_reader(fd)
+            pread = os.pread
+            self.fetch = lambda offset, size: pread(fd, size if size > READ_AHEAD else READ_AHEAD,
+                                                    offset)
         else:
-            self.read = lambda offset, size: bytes(buf[offset:offset + size])
+            self.read = self.fetch = lambda offset, size: bytes(buf[offset:offset + size])
 
 
 READ_AHEAD = 4096  # bytes read per pread: most entries are small (cuBLASLt: median 1.4 KB),
@@ -208,22 +222,31 @@ def _window_reader(fd: int):
 
 
 def _read(buf: Buffer, reader: _Reader, path: str, member: str | None,
-          section: str | None = None) -> Fatbin:
+          section: str | None = None, sink=None) -> Fatbin:
     if len(buf) >= 4 and struct.unpack_from("<I", buf, 0)[0] == FATBIN_MAGIC:
-        conts = _walk(reader, 0, len(buf), path, member)
+        conts = _walk(reader, 0, len(buf), path, member, sink)
         return Fatbin(path, member, "fatbin", None, None, None, (), conts)
     if is_elf(buf):
         if is_cubin(buf):
-            return _standalone_cubin(buf, path, member)
-        return _host_elf(buf, reader, path, member, section)
+            return _sunk(_standalone_cubin(buf, path, member), sink)
+        return _host_elf(buf, reader, path, member, section, sink)
     head = bytes(buf[:MAX_PTX_HEAD])
     if b".version" in head and b".target" in head:
-        return _standalone_ptx(head, len(buf), path, member)
+        return _sunk(_standalone_ptx(head, len(buf), path, member), sink)
     raise InputError(path, "not an ELF file, a fatbin or PTX text", offset=0, member=member)
 
 
+def _sunk(fatbin: Fatbin, sink) -> Fatbin:
+    """`fatbin`, its containers handed to `sink` instead when there is one."""
+    if sink is None:
+        return fatbin
+    for c in fatbin.containers:
+        sink(c)
+    return fatbin._replace(containers=())
+
+
 def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
-              section: str | None) -> Fatbin:
+              section: str | None, sink=None) -> Fatbin:
     try:
         elf = ElfFile(buf, path)
     except InputError as exc:
@@ -247,7 +270,7 @@ def _host_elf(buf: Buffer, reader: _Reader, path: str, member: str | None,
         raise InputError(path, f"section {name} at {sec.offset:#x}+{sec.size:#x} lies past the end "
                          f"of the file ({len(buf):#x} bytes): truncated ELF",
                          offset=sec.offset, member=member)
-    conts = _walk(reader, sec.offset, sec.offset + sec.size, path, member)
+    conts = _walk(reader, sec.offset, sec.offset + sec.size, path, member, sink)
     return Fatbin(path, member, "elf", name, sec.offset, sec.size, others, conts)
 
 
@@ -270,43 +293,161 @@ _new_tuple = tuple.__new__  # a NamedTuple built without its generated __new__ (
 
 
 def _walk(reader: _Reader, start: int, end: int, path: str,
-          member: str | None) -> tuple[FatbinContainer, ...]:
-    out: list[FatbinContainer] = []
-    n_entries = 0
+          member: str | None, sink=None) -> tuple[FatbinContainer, ...]:
+    """`_walk_all`, with the cyclic garbage collector paused: the walk allocates a few objects
+    per entry and none that can form a cycle, and the collections it would trigger (cuBLASLt:
+    about 20) cost a sixth of the walk."""
+    import gc
+
+    if not gc.isenabled():
+        return _walk_all(reader, start, end, path, member, sink)
+    gc.disable()
+    try:
+        return _walk_all(reader, start, end, path, member, sink)
+    finally:
+        gc.enable()
+
+
+def _walk_all(reader: _Reader, start: int, end: int, path: str, member: str | None,
+              sink=None) -> tuple[FatbinContainer, ...]:
+    """Every container in [start, end) and its entries, in one loop (no call per container or
+    entry on the common path: cuBLASLt has 2,638 containers and 5,666 entries, and this walk is
+    most of what `kernels --list` does). The bytes come from `reader.fetch`, which gives at
+    least the range asked for, from its offset: the walk reads a header in place from the last
+    bytes fetched when they hold it, else fetches the same range `read` would (so
+    wheeldoc.kernels.stream, which keeps only those ranges, can answer)."""
+    fetch = reader.fetch
+    cunpack, eunpack, oparse = CONTAINER.unpack_from, ENTRY.unpack_from, OPTS_DESC.unpack_from
+    esize, kinds, new, head_read, concat = ENTRY.size, KINDS, _new_tuple, HEAD_READ, KIND_CONCAT
+    entry_type, container_type = FatbinEntry, FatbinContainer
+    compressed = FLAG_ZSTD | FLAG_LZ4 | 0x1000
+    out: list[FatbinContainer] = []  # (none with a sink: each goes to it)
+    cindex = 0
+    wbase = wend = 0
+    win = b""  # the last bytes fetched, from file offset wbase to wend
+    index = 0  # entries so far, all containers
     pos = start
-    read, unpack, want = reader.read, CONTAINER.unpack_from, CONTAINER.size + HEAD_READ
     while pos < end:
         left = end - pos
-        head = read(pos, want if left > want else left)
-        if len(head) < CONTAINER.size:
-            if not any(head):
+        want = CONTAINER_READ if left > CONTAINER_READ else left
+        if not (wbase <= pos and pos + want <= wend):
+            win = fetch(pos, want)
+            wbase, wend = pos, pos + len(win)
+        b = pos - wbase
+        if want < CONTAINER.size or wend - pos < CONTAINER.size:
+            if not any(win[b:b + want]):
                 break  # trailing padding
             raise InputError(path, f"truncated fatbin container header ({end - pos} bytes left)",
                              offset=pos, member=member)
-        magic, version, hsize, fat_size = unpack(head, 0)
+        magic, version, hsize, fat_size = cunpack(win, b)
         if magic != FATBIN_MAGIC:
-            if not any(head[:8]):
+            if not any(win[b:b + 8]):
                 pos = _skip_zeros(reader, pos, end, path, member)  # padding between containers
                 continue
             raise InputError(path, f"bad fatbin container magic {magic:#010x}", offset=pos,
                              member=member)
-        if hsize < CONTAINER.size or hsize > end - pos:
+        if hsize < CONTAINER.size or hsize > left:
             raise InputError(path, f"fatbin container header size {hsize} is invalid",
                              offset=pos + 6, member=member)
         cend = pos + hsize + fat_size
         if cend > end:
             raise InputError(path, f"fatbin container declares {fat_size} bytes of entries but only "
-                             f"{end - pos - hsize} remain: truncated or corrupt",
+                             f"{left - hsize} remain: truncated or corrupt",
                              offset=pos + 8, member=member)
-        first = head[hsize:hsize + fat_size] if fat_size else b""  # prefetched entry header
-        entries = _walk_entries(reader, pos + hsize, cend, len(out), n_entries, path, member, first)
-        n_entries += len(entries)
-        if n_entries > MAX_ENTRIES:
-            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)", offset=pos,
-                                member=member)
-        out.append(_new_tuple(FatbinContainer, (len(out), pos, version, hsize, fat_size, entries)))
-        pos = cend
+        cpos = pos
+        first_index = index
+        entries: list[FatbinEntry] = []
+        add = entries.append
+        pos += hsize
+        while pos < cend:
+            left = cend - pos
+            if pos + head_read > wend:  # (the walk only goes forward: wbase <= pos)
+                want = head_read if left > head_read else left
+                if pos + want > wend:
+                    win = fetch(pos, want)
+                    wbase, wend = pos, pos + len(win)
+                if wend - pos < esize:
+                    left = 0  # the file ends inside the header: truncated
+            if left < esize:
+                raise InputError(path, f"truncated fatbin entry header ({cend - pos} bytes left in "
+                                 "the container)", offset=pos, member=member)
+            b = pos - wbase
+            (kind_code, _ever, ehsize, psize, csize, opts_off, minor, major, sm, ident_off,
+             ident_len, flags, _key, dsize) = eunpack(win, b)
+            if ehsize < esize or ehsize > left or ehsize > MAX_ENTRY_HEADER:
+                raise _bad(path, member, f"header size {ehsize} (container has {left} bytes "
+                           "left)", pos + 4)
+            if psize > left - ehsize:
+                raise _bad(path, member, f"payload size {psize} runs past the container end "
+                           f"({left - ehsize} bytes left)", pos + 8)
+            if pos + ehsize > wend:
+                win = fetch(pos, ehsize)
+                wbase, wend, b = pos, pos + len(win), 0
+            if flags & compressed:
+                compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
+                               else "unknown")  # 0x1000: legacy, never seen
+                if csize == 0 or csize > psize:
+                    raise _bad(path, member, f"compressed size {csize} does not fit the stored "
+                               f"{psize} bytes", pos + 16)
+                csize_v, dsize_v = csize, dsize
+            else:
+                compression = csize_v = dsize_v = None
+            identifier = None
+            if ident_off:
+                if ident_off < esize or ident_off + ident_len > ehsize:
+                    raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside "
+                               "the header", pos + 32)
+                raw = win[b + ident_off:b + ident_off + ident_len].split(b"\0", 1)[0]
+                identifier = raw.decode("utf-8", "replace")
+            kind = kinds.get(kind_code, "other")
+            options = accel = None
+            if opts_off and kind_code != concat:
+                if opts_off < esize or opts_off + 8 > ehsize:
+                    raise _bad(path, member, f"options descriptor at {opts_off} lies outside the "
+                               "header", pos + 20)
+                boff, blen = oparse(win, b + opts_off)
+                if boff or blen:  # (0, 0): an empty descriptor (cuFFT's self-loaded containers)
+                    if boff < esize or boff + blen > ehsize:
+                        raise _bad(path, member, f"options at {boff}+{blen} lie outside the "
+                                   "header", pos + opts_off)
+                    at = b + boff
+                    if kind_code != 2:  # PTX, LTO-IR: the ptxas / nvvm options string
+                        options = win[at:at + blen].split(b"\0", 1)[0].decode("utf-8", "replace")
+                    elif blen and win[at] == 0:  # ELF: a zero, then the start of .nv.compat
+                        if blen >= 3 and ehsize - boff >= 4 and win[at + 1] == 2 and win[at + 2] == 9:
+                            accel = win[at + 3] != 0  # the usual first record: accelerator bit
+                        else:
+                            accel = _compat(win[at + 1:b + min(ehsize, boff + 1 + blen)],
+                                            path, member, pos + boff)
+            suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
+            entry = new(entry_type, (cindex, index, pos, kind, kind_code, sm, suffix,
+                                     (major, minor), flags, ehsize, pos + ehsize, psize, csize_v,
+                                     dsize_v, compression, identifier, options, accel, None))
+            if kind_code == concat:
+                entries.extend(_concat_members(win[b:b + ehsize], entry, index, path, member))
+                index = first_index + len(entries)
+            else:
+                add(entry)
+                index += 1
+            pos += ehsize + psize
+            if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
+                raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit "
+                                    "MAX_ENTRIES)", offset=pos, member=member)
+        container = new(container_type, (cindex, cpos, version, hsize, fat_size, tuple(entries)))
+        if sink is None:
+            out.append(container)
+        else:
+            sink(container)
+        cindex += 1
     return tuple(out)
+
+
+def _compat(blob: bytes, path: str, member: str | None, at: int) -> bool | None:
+    """The accelerator bit of a `.nv.compat` copy whose first record is not the usual one."""
+    try:
+        return compat_accelerator(parse_compat(blob))
+    except ValueError as exc:
+        raise _bad(path, member, f"compat blob: {exc}", at) from None
 
 
 def _skip_zeros(reader: _Reader, pos: int, end: int, path: str, member: str | None) -> int:
@@ -334,68 +475,6 @@ def zero_pieces(pos: int, end: int):
         yield at, n
         at += n
         size = min(size * 2, 1 << 16)
-
-
-def _walk_entries(reader: _Reader, pos: int, end: int, container: int, first_index: int,
-                  path: str, member: str | None, first: bytes = b"") -> tuple[FatbinEntry, ...]:
-    out: list[FatbinEntry] = []
-    read, unpack, esize, kinds, new, entry_type = (reader.read, ENTRY.unpack_from, ENTRY.size,
-                                                   KINDS, _new_tuple, FatbinEntry)
-    index = first_index
-    while pos < end:
-        want = HEAD_READ if end - pos > HEAD_READ else end - pos
-        head = first if len(first) >= want else read(pos, want)
-        first = b""
-        have = len(head)
-        if have < esize:
-            raise InputError(path, f"truncated fatbin entry header ({end - pos} bytes left in the "
-                             f"container)", offset=pos, member=member)
-        (kind_code, _ever, hsize, psize, csize, opts_off, minor, major, sm, ident_off, ident_len,
-         flags, _key, dsize) = unpack(head, 0)
-        if hsize < esize or hsize > MAX_ENTRY_HEADER or hsize > end - pos:
-            raise _bad(path, member, f"header size {hsize} (container has {end - pos} bytes left)",
-                       pos + 4)
-        if psize > end - pos - hsize:
-            raise _bad(path, member, f"payload size {psize} runs past the container end "
-                       f"({end - pos - hsize} bytes left)", pos + 8)
-        if hsize > have:
-            head = read(pos, hsize)
-        if flags & (FLAG_ZSTD | FLAG_LZ4 | 0x1000):
-            compression = ("zstd" if flags & FLAG_ZSTD else "lz4" if flags & FLAG_LZ4
-                           else "unknown")  # 0x1000: legacy, never seen
-            if csize == 0 or csize > psize:
-                raise _bad(path, member, f"compressed size {csize} does not fit the stored {psize} "
-                           "bytes", pos + 16)
-            csize_v, dsize_v = csize, dsize
-        else:
-            compression = csize_v = dsize_v = None
-        identifier = None
-        if ident_off:
-            if ident_off < esize or ident_off + ident_len > hsize:
-                raise _bad(path, member, f"identifier at {ident_off}+{ident_len} lies outside the "
-                           "header", pos + 32)
-            raw = head[ident_off:ident_off + ident_len].split(b"\0", 1)[0]
-            identifier = raw.decode("utf-8", "replace")
-        kind = kinds.get(kind_code, "other")
-        if opts_off and kind_code != KIND_CONCAT:
-            options, accel = _options(head, hsize, opts_off, kind, pos, path, member)
-        else:
-            options = accel = None
-        suffix = "a" if flags & FLAG_ARCH_SPECIFIC else "f" if flags & FLAG_FAMILY else ""
-        entry = new(entry_type, (container, index, pos, kind, kind_code, sm, suffix,
-                                 (major, minor), flags, hsize, pos + hsize, psize, csize_v, dsize_v,
-                                 compression, identifier, options, accel, None))
-        if kind_code == KIND_CONCAT:
-            out.extend(_concat_members(head, entry, index, path, member))
-            index = first_index + len(out)
-        else:
-            out.append(entry)
-            index += 1
-        pos += hsize + psize
-        if index > MAX_ENTRIES:  # refused as soon as it is known, not after the walk
-            raise LimitExceeded(path, f"more than {MAX_ENTRIES:,} fatbin entries (limit MAX_ENTRIES)",
-                                offset=pos, member=member)
-    return tuple(out)
 
 
 def _concat_members(head: bytes, parent: FatbinEntry, first_index: int, path: str,
@@ -627,23 +706,65 @@ def listing(fatbin: Fatbin, name: str | None = None) -> list[str]:
     which cannot record `f` (`sm_120` where the header says `sm_120f`); this listing keeps the
     header's `sm_120f`. cuobjdump lists nothing for PTX text files and LTO-IR entries.
     """
-    stem = _stem(name if name is not None else (fatbin.member or fatbin.path))
-    if fatbin.format == "ptx":
-        return []
-    if fatbin.format == "cubin":
-        e = fatbin.containers[0].entries[0]
-        return [f"ELF file    1: {stem}.{e.arch}.cubin"]
-    lines: list[str] = []
-    counts = {"cubin": 0, "ptx": 0}
-    for e in fatbin.entries:
-        if e.kind not in counts:
-            continue
-        counts[e.kind] += 1
-        n = counts[e.kind]
-        label, ext = ("ELF", "cubin") if e.kind == "cubin" else ("PTX", "ptx")
-        base = f"{_stem(e.identifier)}." if e.identifier else f"{stem}.{n}."
-        lines.append(f"{label} file {n:4d}: {base}{e.arch}.{ext}")
-    return lines
+    lister = Lister(_stem(name if name is not None else (fatbin.member or fatbin.path)))
+    for c in fatbin.containers:
+        lister(c)
+    return lister.lines(fatbin.format)
+
+
+class Lister:
+    """`listing`, container by container: call it on each container (it can be the `sink` of
+    `open_fatbin`), then take `lines(format)`. Also says whether any entry is code cuobjdump
+    lists (`has_code`) and which identifiers the lines name (`identifiers`)."""
+
+    __slots__ = ("stem", "out", "n_elf", "n_ptx", "first", "identifiers")
+
+    def __init__(self, stem: str) -> None:
+        self.stem = stem  # the name's stem (`Lister.of(name)`)
+        self.out: list[str] = []
+        self.n_elf = self.n_ptx = 0
+        self.first: FatbinContainer | None = None
+        self.identifiers: set[str] = set()
+
+    def __call__(self, container: FatbinContainer) -> None:
+        if self.first is None:
+            self.first = container
+        append, stem, n_elf, n_ptx = self.out.append, self.stem, self.n_elf, self.n_ptx
+        for e in container.entries:
+            kind = e.kind
+            if kind == "cubin":
+                n_elf += 1
+                n, label, ext = n_elf, "ELF", "cubin"
+            elif kind == "ptx":
+                n_ptx += 1
+                n, label, ext = n_ptx, "PTX", "ptx"
+            else:
+                continue
+            ident = e.identifier
+            if ident:
+                self.identifiers.add(ident)
+                base = f"{_stem(ident)}."
+            else:
+                base = f"{stem}.{n}."
+            append(f"{label} file {n:4d}: {base}sm_{e.sm}{e.suffix}.{ext}")  # e.arch
+        self.n_elf, self.n_ptx = n_elf, n_ptx
+
+    @classmethod
+    def of(cls, name: str) -> Lister:
+        """The lister of a file or member named `name` (its stem names the entries)."""
+        return cls(_stem(name))
+
+    @property
+    def has_code(self) -> bool:
+        return bool(self.n_elf or self.n_ptx)
+
+    def lines(self, format: str) -> list[str]:
+        """cuobjdump lists nothing for a PTX file, and names a standalone cubin by its stem."""
+        if format == "ptx":
+            return []
+        if format == "cubin" and self.first is not None:
+            return [f"ELF file    1: {self.stem}.{self.first.entries[0].arch}.cubin"]
+        return self.out
 
 
 def _stem(name: str) -> str:
@@ -654,7 +775,7 @@ def _stem(name: str) -> str:
 def listing_text(blocks: list[tuple[str, list[str]]]) -> str:
     """cuobjdump's lines; with several libraries, each block under a `# library` line."""
     if len(blocks) == 1:
-        return "".join(line + "\n" for line in blocks[0][1])
+        return "\n".join(blocks[0][1]) + "\n" if blocks[0][1] else ""
     out = []
     for i, (name, lines) in enumerate(blocks):
         out.append(("\n" if i else "") + f"# {name}\n")

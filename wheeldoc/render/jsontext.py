@@ -3,13 +3,56 @@ the C encoder (no import of the report machinery, so a verb's fast path can use 
 
 from __future__ import annotations
 
-import json
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 BIG = 256  # arrays longer than this print one compact element per line
 
+_encoder = None
 
-_compact = json.JSONEncoder(separators=(", ", ": "), default=str).encode  # the C encoder
+
+# json's escapes for ASCII (ensure_ascii escapes every character outside ' '..'~')
+_ASCII_ESCAPES = {**{i: f"\\u{i:04x}" for i in (*range(0x20), 0x7F)}, 0x22: '\\"', 0x5C: "\\\\",
+                  0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
+
+
+def encode_string(text: str) -> str:
+    """`text` as a JSON string, as json writes it (ensure_ascii): ASCII here (printable ASCII
+    without quote or backslash as it is), anything else by the C encoder's function (loaded
+    on first use; json itself imports re)."""
+    if text.isascii():
+        if text.isprintable() and '"' not in text and "\\" not in text:
+            return f'"{text}"'  # isprintable: no control character, no DEL
+        return f'"{text.translate(_ASCII_ESCAPES)}"'
+    try:
+        from _json import encode_basestring_ascii
+    except ImportError:  # another Python: json's own
+        from json.encoder import encode_basestring_ascii
+    return encode_basestring_ascii(text)
+
+
+def _compact(obj: Any) -> str:
+    """`obj` as the C encoder writes it (separators ", " and ": ", str() of anything JSON has
+    no type for); a str, an int, None, True and False without importing json: what it writes
+    for them (ensure_ascii: `encode_basestring_ascii`; `int.__repr__`)."""
+    if obj is None:
+        return "null"
+    if obj is True:
+        return "true"
+    if obj is False:
+        return "false"
+    kind = type(obj)
+    if kind is str:
+        return encode_string(obj)
+    if kind is int:
+        return int.__repr__(obj)
+    global _encoder
+    if _encoder is None:
+        import json
+
+        _encoder = json.JSONEncoder(separators=(", ", ": "), default=str).encode
+    return _encoder(obj)
 
 
 def dumps(doc: Any) -> str:
