@@ -6,10 +6,12 @@
 Without LIBRARY, libcublasLt.so.13 is extracted from the local nvidia-cublas wheel (--wheel, or
 the newest nvidia_cublas-13*.whl in /work/wheels) into a temporary folder, removed at the end
 (the wheel itself is read in place for the wheel rows). Every command
-is a fresh child process, as a user would run it: `python -m wheeldoc …` end to end
-(interpreter start, imports, reading, output), from a scratch working directory, after the
-package's bytecode was compiled as an install would (this checkout may set
-PYTHONDONTWRITEBYTECODE). Commands run alternately, after one untimed warm-up each (so the file
+is a fresh child process, as a user would run it: the `wheeldoc` command of an install end to end
+(interpreter start, imports, reading, output), from a scratch working directory. The install is
+made here: this checkout built into a wheel (`uv build`) and installed with `uv pip install` into
+a fresh virtual environment, whose bytecode is compiled (as `uv tool install` / pip do); with
+`--source`, `python -m wheeldoc` from this checkout instead (its development environment also
+runs setuptools' `.pth` hooks at every start, which an install does not have). Commands run alternately, after one untimed warm-up each (so the file
 is in the page cache for all); wall time is measured around each child and peak RSS comes from
 the child's own rusage (os.wait4). cuobjdump runs right before each listing (A B A C ...), and
 a listing's ratio is the median of (that cuobjdump run / this listing run), so a machine shared
@@ -98,11 +100,27 @@ PAIRED = ("wheeldoc kernels --list", "wheeldoc kernels --list --format json")
 REF = "cuobjdump -lelf -lptx"
 
 
+def install(scratch: str) -> Path:
+    """This checkout as a user installs it: a wheel built with uv, installed with uv into a fresh
+    virtual environment (python-isal too, as `wheeldoc[fast]`), bytecode compiled. Returns its
+    `wheeldoc` command."""
+    dist, venv = Path(scratch, "dist"), Path(scratch, "venv")
+    subprocess.run(["uv", "build", "--wheel", "-q", "-o", str(dist), str(ROOT)], check=True)
+    subprocess.run(["uv", "venv", "-q", "--python", f"{sys.version_info[0]}.{sys.version_info[1]}", str(venv)],
+                   check=True)
+    wheel = next(dist.glob("wheeldoc-*.whl"))
+    subprocess.run(["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"{wheel}[fast]"],
+                   check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", str(venv / "lib")], check=True)
+    return venv / "bin" / "wheeldoc"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("library", nargs="?", type=Path)
     ap.add_argument("--wheel", type=Path, help="the wheel holding it (default: the local cuBLAS)")
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--source", action="store_true", help="run `python -m wheeldoc` from this checkout")
     args = ap.parse_args()
     wheel = args.wheel or (default_wheel() if args.library is None else None)
     scratch = tempfile.mkdtemp(prefix="bench-kernels-")  # no pyproject.toml: a user's cwd
@@ -113,8 +131,15 @@ def main() -> None:
     cold_cache = tempfile.mkdtemp(prefix="bench-kernels-cold-")
     warm_cache = tempfile.mkdtemp(prefix="bench-kernels-warm-")
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env = {**base, "PYTHONPATH": str(ROOT), "WHEELDOC_CACHE_DIR": warm_cache}
-    wd = [py, "-m", "wheeldoc", "kernels"]
+    if args.source:
+        env = {**base, "PYTHONPATH": str(ROOT), "WHEELDOC_CACHE_DIR": warm_cache}
+        wd = [py, "-m", "wheeldoc", "kernels"]
+    else:
+        env = {**{k: v for k, v in base.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
+               "WHEELDOC_CACHE_DIR": warm_cache}
+        exe = install(scratch)
+        py = str(exe.parent / "python")
+        wd = [str(exe), "kernels"]
     cmds = {
         REF: ([str(cuobjdump()), "-lelf", "-lptx", str(lib)], env),
         "wheeldoc kernels --list": (wd + ["--list", str(lib)], env),
