@@ -415,6 +415,9 @@ class _StoredKey:
         self._thread.start()
 
     def _hash(self, stored: Callable[[str], str]) -> None:
+        from wheeldoc.core.priority import lower_this_thread
+
+        lower_this_thread()  # the inflation beside it is what the answer waits for
         try:
             self._key = stored(self.name)
         except BaseException as e:  # noqa: BLE001 (re-raised by key())

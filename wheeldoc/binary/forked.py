@@ -129,7 +129,9 @@ def _child(source: MemberSource, name: str, cache: Cache | None, r: int, w: int,
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.close(r)
         if nice:
-            os.nice(nice)
+            from wheeldoc.core.priority import lower_this_thread
+
+            lower_this_thread(nice)
         from wheeldoc.binary.elf import read_elf_member
 
         info = read_elf_member(source, name, cache=cache)
