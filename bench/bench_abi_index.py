@@ -4,7 +4,10 @@
     python bench/bench_abi_index.py EXT.whl torch==X [--range 'torch>=2.4,<2.16'] [--runs 3]
 
 Every command runs in a fresh process with a fresh, empty cache folder (cold: the extension's
-members are read and cached inside the timed run):
+members are read and cached inside the timed run), as the `wheeldoc` command of an install (this
+checkout built and installed with uv into a fresh virtual environment with `wheeldoc[fast,resolve]`,
+bytecode compiled: bench/installed.py), from a scratch working directory; `--source` runs
+`python -m wheeldoc` from this checkout instead:
 - index: `wheeldoc abi EXT torch==X` (the torch index answers; no uv, no download), with
   python-isal (`wheeldoc[fast]`) and without it (zlib, a plain install);
 - wheel: `wheeldoc abi EXT torch==X --no-torch-index` (uv resolves torch on the package index and
@@ -31,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 CPU: list[float] = []  # user + system seconds of each timed command, in order
+WHEELDOC: list[str] = [sys.executable, "-m", "wheeldoc"]  # the installed command (main() sets it)
+CWD = str(ROOT)
 
 
 NO_ISAL = tempfile.mkdtemp(prefix="bench-no-isal-")  # on PYTHONPATH: `import isal` fails, as without wheeldoc[fast]
@@ -46,7 +51,7 @@ def timed(argv: list[str], isal: bool = True) -> tuple[float, dict]:
             env["PYTHONPATH"] = NO_ISAL + os.pathsep + env.get("PYTHONPATH", "")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv, "--format", "json"], cwd=ROOT, env=env,
+        proc = subprocess.run([*WHEELDOC, *argv, "--format", "json"], cwd=CWD, env=env,
                               capture_output=True, text=True)
         wall = time.perf_counter() - t
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -63,8 +68,17 @@ def main() -> int:
     ap.add_argument("--range", default="torch>=2.4,<2.16")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--skip-wheel", action="store_true", help="do not run the download path")
+    ap.add_argument("--source", action="store_true", help="run `python -m wheeldoc` from this checkout")
     args = ap.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "wheeldoc")], check=True)
+    args.extension = str(Path(args.extension).resolve()) if Path(args.extension).exists() else args.extension
+    if args.source:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "wheeldoc")], check=True)
+    else:
+        global CWD
+        from installed import install
+
+        CWD = tempfile.mkdtemp(prefix="bench-abi-")
+        WHEELDOC[:] = [str(install(CWD, "fast,resolve"))]
     plain = [timed(["abi", args.extension, args.torch], isal=False) for _ in range(args.runs)]
     plain_cpu = statistics.median(CPU[-args.runs:])
     index = [timed(["abi", args.extension, args.torch]) for _ in range(args.runs)]

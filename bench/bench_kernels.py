@@ -100,21 +100,6 @@ PAIRED = ("wheeldoc kernels --list", "wheeldoc kernels --list --format json")
 REF = "cuobjdump -lelf -lptx"
 
 
-def install(scratch: str) -> Path:
-    """This checkout as a user installs it: a wheel built with uv, installed with uv into a fresh
-    virtual environment (python-isal too, as `wheeldoc[fast]`), bytecode compiled. Returns its
-    `wheeldoc` command."""
-    dist, venv = Path(scratch, "dist"), Path(scratch, "venv")
-    subprocess.run(["uv", "build", "--wheel", "-q", "-o", str(dist), str(ROOT)], check=True)
-    subprocess.run(["uv", "venv", "-q", "--python", f"{sys.version_info[0]}.{sys.version_info[1]}", str(venv)],
-                   check=True)
-    wheel = next(dist.glob("wheeldoc-*.whl"))
-    subprocess.run(["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), f"{wheel}[fast]"],
-                   check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "compileall", "-q", str(venv / "lib")], check=True)
-    return venv / "bin" / "wheeldoc"
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("library", nargs="?", type=Path)
@@ -137,6 +122,8 @@ def main() -> None:
     else:
         env = {**{k: v for k, v in base.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
                "WHEELDOC_CACHE_DIR": warm_cache}
+        from installed import install
+
         exe = install(scratch)
         py = str(exe.parent / "python")
         wd = [str(exe), "kernels"]
