@@ -192,7 +192,7 @@ def test_a_streamed_member_is_inflated_only_up_to_its_dynamic_tables(
 
     monkeypatch.setattr(elfmod, "STREAM_MIN", 0)
     monkeypatch.setattr(elfmod, "STREAM_HEAD", 1024)  # (64 KiB would hold all of this small file)
-    monkeypatch.setattr("wheeldoc.binary.members._STREAM_OUT_CHUNK", 512)  # a streamed read's pieces
+    monkeypatch.setattr("wheeldoc.binary.members._OUT_CHUNK", 512)
     seen: list[tuple[int, int]] = []
     close = MemberStream.close
 

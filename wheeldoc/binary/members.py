@@ -229,12 +229,6 @@ def raw_inflater() -> tuple[Any, tuple[type[Exception], ...]]:
     return isal_zlib.decompressobj(-15), (zlib.error, isal_zlib.error)
 
 
-# A stream read by a parser that keeps only some ranges (check=False) takes larger pieces: each
-# inflater call then releases the GIL for longer, so a reader thread loses less time waiting to
-# get it back while another thread runs Python.
-_STREAM_IN_CHUNK, _STREAM_OUT_CHUNK = 1 << 20, 4 << 20
-
-
 # -- wheels (zip archives) -------------------------------------------------------
 class WheelArchive(MemberSource):
     """A wheel (or any zip archive) read in place."""
@@ -393,10 +387,10 @@ class WheelArchive(MemberSource):
                           close=sink.abort,
                           fileno=sink.file.fileno() if sink.file is not None and buf else None)
 
-    def _pieces(self, info: zipfile.ZipInfo, raw: memoryview, in_chunk: int = _IN_CHUNK,
-                out_chunk: int = _OUT_CHUNK) -> Iterator[bytes]:
+    def _pieces(self, info: zipfile.ZipInfo, raw: memoryview) -> Iterator[bytes]:
         """The inflated bytes in order, never more than the declared size."""
         name, size = info.filename, info.file_size
+        in_chunk, out_chunk = _IN_CHUNK, _OUT_CHUNK  # (larger output pieces cost page faults: fresh memory each)
         d, errors = raw_inflater()
         produced, pos = 0, 0
         base, dropped = self._data_start(info), 0  # archive offset of raw; bytes given back
@@ -460,13 +454,10 @@ class WheelArchive(MemberSource):
         info = self._infos[name]
         start = self._data_start(info)
         raw = memoryview(self._map)[start: start + info.compress_size]
-        out_chunk = _OUT_CHUNK if check else _STREAM_OUT_CHUNK
         if info.compress_type == zipfile.ZIP_STORED:
-            pieces: Iterator[bytes] = (raw[i: i + out_chunk] for i in range(0, len(raw), out_chunk))
-        elif check:
-            pieces = self._pieces(info, raw)
+            pieces: Iterator[bytes] = (raw[i: i + _OUT_CHUNK] for i in range(0, len(raw), _OUT_CHUNK))
         else:
-            pieces = self._pieces(info, raw, _STREAM_IN_CHUNK, _STREAM_OUT_CHUNK)
+            pieces = self._pieces(info, raw)
         return MemberStream(self, info, pieces, raw, member.sha256, check=check)
 
     def stored_sha256(self, name: str) -> str:
