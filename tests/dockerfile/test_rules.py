@@ -156,6 +156,22 @@ def test_wd401_a_torch_constraint_matters_to_torch_installs_only(check):
     assert [(x["line"], x["severity"]) for x in f if x["rule"] == "WD401"] == [(5, "error")]
 
 
+def test_wd401_break_system_packages_not_needed_where_the_same_base_ran_pip_without_it(check):
+    text = """
+        FROM ubuntu:24.04 AS builder
+        RUN apt-get update && apt-get install -y python3-pip
+        RUN pip install uv
+        ENV PIP_BREAK_SYSTEM_PACKAGES=1
+        RUN pip install requests
+        FROM ubuntu:24.04 AS runtime
+        RUN apt-get update && apt-get install -y python3-pip
+        RUN pip install uv
+    """
+    assert rules_at(check(text), "WD401") == []  # line 3 ran pip on that base without it
+    # without that evidence (the builder sets it first), the runtime stage is told
+    assert rules_at(check(text.replace("RUN pip install uv\n        ENV", "ENV", 1)), "WD401") == [("WD401", 7)]
+
+
 def test_wd401_path_values_and_unknown_values_are_not_safe(check):
     f = check("""
         FROM python:3.12 AS a

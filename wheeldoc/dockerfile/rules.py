@@ -81,6 +81,24 @@ class _Setter:
         return f"{where} sets {self.name}={value} ({self.kind}, line {self.line})"
 
 
+# Variables whose need is a property of the base image's Python (externally managed or not):
+# a stage that ran the tool without one, on the same base, shows the base does not need it.
+_BASE_PROPERTY = frozenset({"PIP_BREAK_SYSTEM_PACKAGES", "UV_BREAK_SYSTEM_PACKAGES"})
+
+
+def _ran_without(facts: DockerFacts, setter: _Setter, var: ToolVar, step: Step) -> bool:
+    """The setter's stage ran the same tool before setting the variable, from the same base image
+    as `step`'s stage (so that tool works there without it)."""
+    if setter.stage is None:
+        return False
+    root, mine = facts.graph.root(setter.stage), facts.graph.root(step.stage)
+    if root.base_unknown != mine.base_unknown or root.base != mine.base:
+        return False
+    chain = {st.index for st in facts.chain(setter.stage)}
+    return any(t.stage.index in chain and t.line < (setter.line or 0) and _reads(facts, t, var)
+               and not _covered(facts, t, var) for t in facts.steps)
+
+
 def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
     if var.tool == "build":  # only a build that compiles native code reads MAX_JOBS, TORCH_CUDA_ARCH_LIST, …
         return step.build is not None and not _cuda_build_skipped(step) and _compiles_native(facts, step)
@@ -185,7 +203,9 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     (ENV or ARG, inherited through `FROM <stage>`), the command sets it inline or through
     `export`, or the command passes the flag that replaces it. Only a setter written before the
     stage counts (the global scope, or an earlier stage): a later stage that sets a variable for
-    its own builds says nothing about an earlier one. The severity is the variable's, from the
+    its own builds says nothing about an earlier one. `PIP_BREAK_SYSTEM_PACKAGES` (and uv's) is
+    not asked of a stage when a stage from the same base image ran the tool without it (the
+    base's Python is then not externally managed). The severity is the variable's, from the
     same table: an error for a missing index, a warning for a missing timeout, information for
     tuning knobs.
 
@@ -233,6 +253,8 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             setters = [st for st in _setters(facts, var)
                        if not (st.stage is not None and st.stage.index in chain and (st.line or 0) > step.line)
                        and not (st.stage is not None and st.stage.index > step.stage.index)]
+            if min(var.names) in _BASE_PROPERTY:
+                setters = [st for st in setters if not _ran_without(facts, st, var, step)]
             if not setters:
                 continue
             default = _TOOL_DEFAULTS.get(min(var.names))
