@@ -56,3 +56,15 @@ def test_closing_cancels_what_was_not_taken(monkeypatch: pytest.MonkeyPatch) -> 
     if can_fork():
         with pytest.raises(ChildProcessError):
             os.waitpid(-1, os.WNOHANG)
+
+
+def test_the_switch_interval_is_given_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    before = sys.getswitchinterval()
+    with WheelArchive(WHEEL) as wheel:
+        read_ahead(wheel, None)
+        assert sys.getswitchinterval() <= sitemod.SWITCH_INTERVAL
+        cancel_read_ahead(wheel)
+    sitemod.shutdown_readers()
+    assert sys.getswitchinterval() == before

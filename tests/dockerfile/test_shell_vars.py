@@ -138,3 +138,18 @@ def test_many_shell_variables_stay_bounded():
     assert len(last) == MAX_SHELL_VARS + 1 and last["*"] is None and "V1999" not in last
     argv = install_argv("FROM python:3.12\nRUN " + script + "\n")
     assert argv == [("pip", "install", "torch==$V1999")]
+
+
+def test_a_value_doubled_line_after_line_stays_bounded(cli, tmp_path):
+    """`A=$A$A` forty times is 2**40 characters to a shell: wheeldoc stops following A past
+    4 KiB (unknown), so the file is analysed in bounded time and memory, with no WD001."""
+    import time
+
+    path = tmp_path / "Dockerfile"
+    path.write_text("FROM python:3.11\nRUN A=xy; " + "A=$A$A; " * 40 + "pip install requests==$A\n")
+    t = time.perf_counter()
+    res = cli("check", str(path), "--format", "json", "--fail-on", "never")
+    assert time.perf_counter() - t < 5
+    assert res.code == 0 and [f["rule"] for f in res.json()["findings"] if f["rule"] == "WD001"] == []
+    cmds = extract_commands("A=xy; " + "A=$A$A; " * 40 + "pip install requests==$A")
+    assert cmds[-1].argv[:2] == ("pip", "install") and max(len(a) for a in cmds[-1].argv) < 10_000

@@ -106,6 +106,21 @@ def test_requirements_in_a_clone_of_a_known_project(check):
     assert "git clone of xformers" in w["message"] and "assumed" in w["message"]
 
 
+def test_a_clone_at_a_branch_tag_or_commit_is_not_the_newest_release(check):
+    text = """
+        FROM nvidia/cuda:11.6.1-devel-ubuntu20.04
+        ARG PYTHON_VERSION=3.10
+        WORKDIR /tmp/xformers
+        RUN git clone --depth 1 https://github.com/facebookresearch/xformers.git /tmp/xformers
+        RUN pip install -r requirements.txt --extra-index-url https://download.pytorch.org/whl/cu116
+        RUN FORCE_CUDA=1 pip wheel . --no-deps
+    """
+    tagged = text.replace("--depth 1 https", "-b v0.0.20 https")
+    assert hits(check(tagged), "WD405") == []
+    checked_out = text.replace("/tmp/xformers\n        RUN pip", "/tmp/xformers && git checkout v0.0.20\n        RUN pip")
+    assert checked_out != text and hits(check(checked_out), "WD405") == []
+
+
 def test_clone_requirement_never_judges_a_torch_already_there(check):
     """Where a torch is already in the image, the clone's torch floor (which may be lower than the
     release's) decides whether pip keeps it: not known, so nothing is said."""

@@ -614,3 +614,16 @@ def test_the_quick_listing_imports_neither_the_parser_nor_typing(tmp_path):
                          cwd=tmp_path).stdout.splitlines()
     assert json.loads("\n".join(out[:-1]))["entries"]
     assert out[-1] == "[]"
+
+
+@pytest.mark.parametrize(("text", "settings"), [
+    (b"[tool.wheeldoc]\nformat = 'json'\n", True),
+    (b"tool.wheeldoc.format = 'json'\n", True),
+    (b"[tool]\nwheeldoc = { format = 'json' }\n", True),
+    (b"[project.scripts]\nwheeldoc = 'wheeldoc.cli:main'\n", False),
+    (b"[project]\ndependencies = ['wheeldoc>=0.2']\n", False),
+])
+def test_the_quick_listing_leaves_wheeldoc_settings_to_the_full_path(text, settings):
+    from wheeldoc.kernels.command_list import _names_settings
+
+    assert _names_settings(text) is settings

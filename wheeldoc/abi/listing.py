@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 from wheeldoc.binary.members import DistMetadata, Member, MemberSource, RejectedMember, WheelArchive, WheelInfo
@@ -81,11 +82,13 @@ class ListedWheel(MemberSource):
                                      info[6], info[7]) if info else None
         self._texts: dict[str, str] = data["texts"]
         self._archive: WheelArchive | None = None
+        self._lock = threading.Lock()
 
     def archive(self) -> WheelArchive:
-        if self._archive is None:
-            self._archive = WheelArchive(self.path)
-        return self._archive
+        with self._lock:  # the reader threads ask at once
+            if self._archive is None:
+                self._archive = WheelArchive(self.path)
+            return self._archive
 
     def metadata(self) -> DistMetadata | None:
         return self._metadata

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wheeldoc.core.errors import InputError
-from wheeldoc.core.priority import BACKGROUND, lower_this_thread
+from wheeldoc.core.priority import lower_this_thread
 
 if TYPE_CHECKING:
     from wheeldoc.core.cache import Cache
@@ -78,15 +78,16 @@ def read_ahead(source: MemberSource, cache: Cache | None) -> None:
     libraries = sorted(_libraries(source), key=lambda m: m.size or 0, reverse=True)
     big = [m for m in libraries[:MAX_CHILDREN] if m.compression == "deflated" and (m.size or 0) >= FORK_MIN
            and getattr(source, "stream", None) is not None]
-    for n, m in enumerate(big):  # forked first: no reader thread exists yet; a member read before is hashed, not inflated
+    for m in big:  # forked first: no reader thread exists yet; a member read before is hashed, not inflated
         if m.name in started or (cache is not None and was_read(cache, m)):
             continue
-        child = fork_read(source, m.name, cache, nice=0 if n == 0 else BACKGROUND)
+        child = fork_read(source, m.name, cache)
         if child is not None:
             started[m.name] = _Forked(child, source, m.name, cache)
     rest = [m for m in libraries if m.name not in started]
-    if rest:
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
+    if rest and not _SWITCH:
+        _SWITCH.append(sys.getswitchinterval())  # given back by shutdown_readers
+        sys.setswitchinterval(min(_SWITCH[0], SWITCH_INTERVAL))
     for m in rest:
         started[m.name] = _executor().submit(_read_member, source, m.name, cache)
 
@@ -125,15 +126,20 @@ class _Forked:
 def cancel_read_ahead(source: MemberSource) -> None:
     """Drop the reads `read_ahead` queued for `source` and wait for those running (it is closing)."""
     started = getattr(source, "_wheeldoc_ahead", None) or {}
-    for future in started.values():
+    _cancel_and_wait(list(started.values()))
+    started.clear()
+
+
+def _cancel_and_wait(futures: list) -> None:
+    """Cancel the reads not started and wait for the running ones (their results unused)."""
+    for future in futures:
         future.cancel()
-    for future in started.values():
+    for future in futures:
         if not future.cancelled():
             try:
                 future.result()
             except Exception:  # noqa: BLE001 (nobody asked for it)
                 pass
-    started.clear()
 
 
 def _started(source: MemberSource) -> dict[str, Future] | None:
@@ -148,6 +154,7 @@ def _started(source: MemberSource) -> dict[str, Future] | None:
 
 
 _POOL: list[ThreadPoolExecutor] = []
+_SWITCH: list[float] = []  # the switch interval before read_ahead shortened it
 
 
 def _executor() -> ThreadPoolExecutor:
@@ -163,6 +170,8 @@ def shutdown_readers() -> None:
     embedding wheeldoc, then starts from a process with one thread: forking is allowed again)."""
     if _POOL:
         _POOL.pop().shutdown(wait=True, cancel_futures=True)
+    if _SWITCH:
+        sys.setswitchinterval(_SWITCH.pop())
 
 
 def _read_member(source: MemberSource, member: str, cache: Cache | None):
@@ -212,14 +221,7 @@ class Site:
     def close(self) -> None:
         """Cancel the reads not started and wait for the running ones."""
         futures, self._futures = list(self._futures.values()), {}
-        for future in futures:
-            future.cancel()
-        for future in futures:
-            if not future.cancelled():
-                try:
-                    future.result()
-                except Exception:  # noqa: BLE001 (nobody asked for it any more)
-                    pass
+        _cancel_and_wait(futures)
 
     def _ahead(self, entry: Entry) -> Future | None:
         """The read `read_ahead` started for this entry, if any (taken over: asked once)."""

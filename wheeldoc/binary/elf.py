@@ -376,11 +376,6 @@ def read_elf_member(source: MemberSource, name: str, *, cache: Cache | None = No
     return info
 
 
-def cached_facts(cache: Cache, key: str, path: str, member: str) -> ElfInfo | None:
-    """The facts `read_elf_member` stored for a streamed member under its stored-bytes key."""
-    return _cached(cache, "elf-deflated", key, path, member)
-
-
 def was_read(cache: Cache, member: Any) -> bool:
     """Whether a member with these sizes and RECORD digest was read before (its stored bytes
     are then hashed first, and the facts most likely come from the cache)."""

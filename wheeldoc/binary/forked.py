@@ -33,8 +33,8 @@ _MAX_REPLY = 256 << 20  # a reply larger than this is dropped (the member is rea
 class ForkedRead:
     """One child reading one member; `result()` waits for it."""
 
-    def __init__(self, pid: int, fd: int, path: str, member: str, cache: Cache | None) -> None:
-        self.pid, self._fd, self.path, self.member, self._cache = pid, fd, path, member, cache
+    def __init__(self, pid: int, fd: int, path: str, member: str) -> None:
+        self.pid, self._fd, self.path, self.member = pid, fd, path, member
         self._done = False
         self._info: ElfInfo | None = None
 
@@ -60,14 +60,10 @@ class ForkedRead:
             self._close()
         if self._reap() != 0 or not chunks:
             return None
-        from wheeldoc.binary.elf import ElfInfo, cached_facts
+        from wheeldoc.binary.elf import ElfInfo
 
-        reply = b"".join(chunks)
         try:
-            if reply[:1] == b"K" and self._cache is not None:  # stored in the cache under this key
-                self._info = cached_facts(self._cache, reply[1:].decode("ascii"), self.path, self.member)
-            elif reply[:1] == b"J":
-                self._info = ElfInfo.from_json(json.loads(reply[1:]), path=self.path, member=self.member)
+            self._info = ElfInfo.from_json(json.loads(b"".join(chunks)), path=self.path, member=self.member)
         except (KeyError, TypeError, ValueError):
             self._info = None
         return self._info
@@ -102,7 +98,7 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
 
 
-def fork_read(source: MemberSource, name: str, cache: Cache | None, *, nice: int = 0) -> ForkedRead | None:
+def fork_read(source: MemberSource, name: str, cache: Cache | None) -> ForkedRead | None:
     """Start a child reading `name`'s ELF facts (None: not forked; read it in-process)."""
     if not can_fork():
         return None
@@ -117,29 +113,21 @@ def fork_read(source: MemberSource, name: str, cache: Cache | None, *, nice: int
         os.close(w)
         return None
     if pid == 0:  # the child: never returns
-        _child(source, name, cache, r, w, nice)
+        _child(source, name, cache, r, w)
     os.close(w)
-    return ForkedRead(pid, r, source.path, name, cache)
+    return ForkedRead(pid, r, source.path, name)
 
 
-def _child(source: MemberSource, name: str, cache: Cache | None, r: int, w: int, nice: int) -> None:
+def _child(source: MemberSource, name: str, cache: Cache | None, r: int, w: int) -> None:
     code = 1
     try:
         gc.disable()  # a collection would walk, and so copy, every page of the parent's heap
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         os.close(r)
-        if nice:
-            from wheeldoc.core.priority import lower_this_thread
-
-            lower_this_thread(nice)
         from wheeldoc.binary.elf import read_elf_member
 
         info = read_elf_member(source, name, cache=cache)
-        stored = getattr(source, "stored_sha256", None)
-        if cache is not None and stored is not None:  # read_elf_member stored it there: send the key only
-            data = b"K" + stored(name).encode("ascii")
-        else:
-            data = b"J" + json.dumps(info.to_json(), separators=(",", ":")).encode()
+        data = json.dumps(info.to_json(), separators=(",", ":")).encode()  # a few ms, whatever the cache did
         with memoryview(data) as view:
             while view:
                 view = view[os.write(w, view):]

@@ -201,8 +201,6 @@ def image_python(facts, step) -> str | None:
     (`python3.11 -m pip`, `pip3.10`), uv's `--python 3.12`, a `python:3.11` or runpod `-py3.11`
     base tag, the base-image table's Python for the base (NGC PyTorch releases), or PYTHON_VERSION.
     None otherwise."""
-    import re
-
     inst = step.install
     argv0 = step.argv[0].rsplit("/", 1)[-1] if step.argv else ""
     m = re.fullmatch(r"(?:python|pip)(\d)\.(\d{1,2})", argv0)
@@ -240,38 +238,23 @@ def _venv_python(facts, step) -> str | None:
     (`DIR/bin/pip`), DIR/bin leads PATH, or `DIR/bin/activate` was sourced earlier in the RUN."""
     import posixpath
 
-    from wheeldoc.dockerfile.shell import commands_in_run
-
-    made: dict[str, str] = {}
     chain = {s.index for s in facts.chain(step.stage)}
-    seen_runs = []
-    for s in facts.steps[: step.index + 1]:
-        if s.stage.index in chain and s.ins not in seen_runs:
-            seen_runs.append(s.ins)
+    made: dict[str, str] = {}
     activated: set[str] = set()
-    for ins in seen_runs:
-        for c in commands_in_run(ins):
-            if ins is step.ins and c.line >= step.command.line and c == step.command:
+    for ins in _venv_runs(facts, step):
+        for command, kind, folder, version in _venv_events(facts, ins):
+            if ins is step.ins and command is step.command:
                 break
-            argv = list(c.argv)
-            if len(argv) >= 4 and argv[1:3] == ["-m", "venv"] and (m := _VENV.search(argv[0])):
-                made[posixpath.normpath(argv[-1])] = f"{m[1]}.{m[2]}"
-            elif len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] == "uv" and argv[1] == "venv":
-                py = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("--python", "-p")), None)
-                v = re.fullmatch(r"(?:.*/)?(?:python)?(\d)\.(\d{1,2})(?:\.\d+)?", py or "")
-                dirs = [a for a in argv[2:] if not a.startswith("-") and a != py]
-                if v:
-                    made[posixpath.normpath(dirs[0] if dirs else ".venv")] = f"{v[1]}.{v[2]}"
-            elif ins is step.ins and len(argv) == 2 and argv[0] in (".", "source") and argv[1].endswith("/bin/activate"):
-                activated.add(posixpath.normpath(argv[1][: -len("/bin/activate")]))
+            if kind == "made":
+                made[folder] = version
+            elif ins is step.ins:
+                activated.add(folder)
     if not made:
         return None
     exe = step.argv[0] if step.argv else ""
     for d, v in made.items():
-        if exe.startswith(d.rstrip("/") + "/bin/") or d in activated or posixpath.basename(d) in {
-                posixpath.basename(a) for a in activated}:
+        if exe.startswith(d.rstrip("/") + "/bin/") or d in activated:
             return v
-    chain = {st.index for st in facts.chain(step.stage)}
     paths = [b for b in facts.graph.setters("PATH")  # the raw value: `DIR/bin:$PATH` leads with DIR/bin
              if b.stage in chain and b.line < step.line and b.value is not None]
     first = paths[-1].value.strip("\"'").split(":", 1)[0] if paths else ""
@@ -281,12 +264,63 @@ def _venv_python(facts, step) -> str | None:
     return None
 
 
+def _venv_runs(facts, step) -> list:
+    """The RUNs up to `step`'s, in its stage chain, that make or activate a virtual environment
+    (one pass over the file, kept on `facts`)."""
+    runs: list = facts.__dict__.get("_venv_runs")
+    if runs is None:
+        seen: set[int] = set()
+        runs = []
+        for s in facts.steps:
+            if id(s.ins) not in seen:
+                seen.add(id(s.ins))
+                if any(kind != "other" for _, kind, _, _ in _venv_events(facts, s.ins)):
+                    runs.append(s)
+        facts.__dict__["_venv_runs"] = runs
+    chain = {st.index for st in facts.chain(step.stage)}
+    return [s.ins for s in runs if s.index <= step.index and s.stage.index in chain]
+
+
+def _venv_events(facts, ins) -> list:
+    """A RUN's venv commands, in order, read once per file: (command, "made", folder, "3.12") for
+    `python3.12 -m venv DIR` / `uv venv --python 3.12 DIR`, (command, "activated", folder, None)
+    for `. DIR/bin/activate`, and (command, "other", "", None) for the rest (an install finds where
+    it stands in its RUN)."""
+    import posixpath
+
+    from wheeldoc.dockerfile.shell import commands_in_run
+
+    memo: dict = facts.__dict__.setdefault("_venv_events", {})
+    key = id(ins)
+    if key in memo:
+        return memo[key]
+    out = []
+    for c in commands_in_run(ins):
+        argv = list(c.argv)
+        if len(argv) >= 4 and argv[1:3] == ["-m", "venv"] and (m := _VENV.search(argv[0])):
+            folders = [a for k, a in enumerate(argv[3:], 3) if not a.startswith("-") and argv[k - 1] != "--prompt"]
+            if folders:
+                out.append((c, "made", posixpath.normpath(folders[-1]), f"{m[1]}.{m[2]}"))
+        elif len(argv) >= 2 and argv[0].rsplit("/", 1)[-1] == "uv" and argv[1] == "venv":
+            py = next((argv[k + 1] for k, a in enumerate(argv[:-1]) if a in ("--python", "-p")), None)
+            v = re.fullmatch(r"(?:.*/)?(?:python)?(\d)\.(\d{1,2})(?:\.\d+)?", py or "")
+            folders = [a for k, a in enumerate(argv[2:], 2) if not a.startswith("-") and argv[k - 1] not in (
+                "--python", "-p", "--prompt")]
+            if v:
+                out.append((c, "made", posixpath.normpath(folders[0] if folders else ".venv"), f"{v[1]}.{v[2]}"))
+        elif len(argv) == 2 and argv[0] in (".", "source") and argv[1].endswith("/bin/activate"):
+            out.append((c, "activated", posixpath.normpath(argv[1][: -len("/bin/activate")]), None))
+        else:
+            out.append((c, "other", "", None))
+    memo[key] = out
+    return out
+
+
 def image_pythons(facts, step, state):
     """The Python of the image: one (`image_python`), else the few a torch already there allows (the
     cpXY tag of the torch wheel an earlier line installed; the CPython versions of the PyPI torch
     release's linux wheels, wheeldoc/data/torch_pins.json.gz), else None (every Python)."""
     import posixpath
-    import re
 
     from wheeldoc.data.base_images import torch_pythons
 

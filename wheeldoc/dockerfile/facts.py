@@ -556,11 +556,13 @@ class DockerFacts:
                 return self._context_text(rel), f"bind mount of {rel} (build context), line {step.ins.start_line}"
         return self._lookup_file(step.stage, ab, (step.ins.index, step.index))
 
-    def clone_at(self, step: Step, path: str) -> tuple[str, str, int] | None:
-        """(repository name, clone directory, line) when `path` lies in a `git clone` that an earlier
-        command of the stage chain made (its directory made absolute against the WORKDIR, or the
-        `cd` of the same RUN, in effect then) and nothing the Dockerfile shows wrote the file since.
-        The clone's contents are not known; its name says which project it is."""
+    def clone_at(self, step: Step, path: str) -> tuple[str, str, int, bool] | None:
+        """(repository name, clone directory, line, at a ref) when `path` lies in a `git clone` that
+        an earlier command of the stage chain made (its directory made absolute against the WORKDIR,
+        or the `cd` of the same RUN, in effect then) and nothing the Dockerfile shows wrote the file
+        since. The clone's contents are not known; its name says which project it is. "At a ref":
+        cloned with `-b`/`--branch`, or a later `git checkout`/`switch`/`reset` in it (not the
+        default branch, so not "at least the newest release")."""
         ab = self.abs_path(step.ins, path)
         if ab is None or self.file_text(step, path) is not None:
             return None
@@ -575,15 +577,25 @@ class DockerFacts:
             if len(argv) >= 2 and argv[0] == "cd" and "$" not in argv[1]:
                 cwd[s.ins.index] = posixpath.normpath(posixpath.join(here, argv[1]))
                 continue
+            if found is not None and s.index != step.index and len(argv) >= 2 and argv[0] == "git":
+                where = posixpath.normpath(posixpath.join(here, argv[2])) if argv[1] == "-C" and len(argv) > 3 else here
+                verb = argv[3] if argv[1] == "-C" and len(argv) > 3 else argv[1]
+                inside = where == found[1] or where.startswith(found[1].rstrip("/") + "/")
+                rest = argv[4:] if argv[1] == "-C" else argv[2:]
+                if inside and verb in ("checkout", "switch", "reset") and not (
+                        rest and set(rest) <= {"main", "master", "HEAD", "origin/main", "origin/master"}):
+                    found = (*found[:3], True)  # another ref than the default branch
             if s.index == step.index or len(argv) < 3 or argv[0] != "git" or argv[1] != "clone":
                 continue
-            pos, k = [], 2
+            pos, k, ref = [], 2, False
             while k < len(argv):
                 a = argv[k]
                 if a in ("-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
                          "--separate-git-dir", "-j", "--jobs", "--filter", "-u", "--upload-pack", "--template"):
+                    ref = ref or a in ("-b", "--branch")
                     k += 2
                     continue
+                ref = ref or a.startswith("--branch=")
                 if not a.startswith("-"):
                     pos.append(a)
                 k += 1
@@ -592,7 +604,7 @@ class DockerFacts:
             name = posixpath.basename(pos[0].rstrip("/")).removesuffix(".git")
             target = posixpath.normpath(posixpath.join(here, pos[1] if len(pos) > 1 else name))
             if ab == target or ab.startswith(target.rstrip("/") + "/"):
-                found = (name, target, s.line)
+                found = (name, target, s.line, ref)
         return found
 
     def requirements(self, step: Step, path: str, depth: int = 0) -> ReqFile | None:

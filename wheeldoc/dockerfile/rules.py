@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 from wheeldoc.dockerfile.facts import DockerFacts, Step, TorchSource, stage_ref, cuda_str, normalize, variant_cuda
@@ -1631,6 +1632,7 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
 _SWITCH = re.compile(r"^(?:FORCE_CUDA|BUILD_EXT|[A-Z0-9_]*_BUILD_CUDA|[A-Z0-9_]*CUDA_EXT[A-Z0-9_]*|WITH_CUDA|USE_CUDA)$")
 
 
+@lru_cache(maxsize=1)
 def _extension_builds() -> dict:
     import json
     from pathlib import Path

@@ -35,6 +35,7 @@ from wheeldoc.dockerfile.parser import Instruction
 MAX_COMMANDS = 5000
 MAX_DEPTH = 4
 MAX_SHELL_VARS = 64  # shell variables followed per script; past it, a new name is marked untracked ("*")
+MAX_SHELL_VALUE = 4096  # characters: a longer value is unknown (values that double line after line)
 
 SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ash", "ksh", "mksh", "busybox"))
 _RESERVED_PREFIX = frozenset(("if", "then", "elif", "else", "do", "while", "until", "!", "{", "time"))
@@ -653,7 +654,12 @@ class _Extractor:
             return None
         from wheeldoc.dockerfile.lexer import LexError, UNKNOWN, process_word
 
-        lookup = self._lookup(exported, shell)
+        known = self._lookup(exported, shell)
+
+        def lookup(name: str):  # a long value (a variable doubled line after line) is not followed
+            v = known(name)
+            return UNKNOWN if isinstance(v, str) and len(v) > MAX_SHELL_VALUE else v
+
         unknown = False
 
         def length(m: re.Match) -> str:
@@ -671,7 +677,7 @@ class _Extractor:
             r = process_word(word, lookup, skip_quotes=True, raw_escapes=True)
         except LexError:
             return None
-        return None if r.unknown else r.text
+        return None if r.unknown or len(r.text) > MAX_SHELL_VALUE else r.text
 
     def _status(self, raw: _Raw, k: int, exported: dict[str, str], shell: dict[str, str | None]) -> bool | None:
         """The exit status of a simple command when the shell's own semantics decide it."""

@@ -201,7 +201,7 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
 
     if _uninstalls_torch(s):
         state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
-                        constraint=None, lowest=None, highest=None)
+                        constraint=None, lowest=None, highest=None, pypi=None)
         return state
     if s.install is None and _other_installer_torch(s):
         # conda/mamba put a torch there that the pip model does not follow: from here it is unknown
@@ -215,7 +215,10 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
     named, version, exact = _named_torch(facts, s)
     if named:
         series = _named_series(facts, s) if not exact else None
-        newest = _unpinned_newest(facts, s, state) if version is None and series is None else None
+        # an unpinned torch is the newest release only where none is there yet, or with --upgrade
+        # (pip and uv keep an installed torch that satisfies a bare `torch`)
+        fresh = state.present is False or (state.present is True and _upgrade(s))
+        newest = _unpinned_newest(facts, s, state) if version is None and series is None and fresh else None
         state = replace(state, present=True, version=version if exact else None, prerelease=False,
                         where=f"installed on line {s.line}" + (
                             f" (unpinned: the newest release the index serves, {newest[0]} or later"
@@ -292,7 +295,7 @@ def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple
         for p in pys:
             if p in built and (p not in newest or ver > newest[p]):
                 newest[p] = ver
-    if not newest or len(newest) < len(pys) and isinstance(python, str):
+    if not newest:
         return None
     floor = min(newest.values())
     text, series = str(floor), series_of(str(floor)) or ""
@@ -456,7 +459,10 @@ def _other_installer_torch(step: Step) -> bool:
         return False
     if not any(a in ("install", "create", "update", "env") for a in argv[1:3]):
         return False
-    return any(re.match(r"(?:[\w.-]+::)?(?:py)?torch(?:[=<>\s]|$)", a) for a in argv[2:])
+    args = argv[2:]
+    values = {i + 1 for i, a in enumerate(args) if a in ("-c", "--channel", "-n", "--name", "-p", "--prefix")}
+    return any(re.match(r"(?:[\w.-]+::)?(?:py)?torch(?:[=<>\s]|$)", a) for i, a in enumerate(args)
+               if i not in values)  # `-c pytorch` names a channel, not a package
 
 
 def protected(facts: DockerFacts, step: Step) -> str | None:
@@ -622,9 +628,9 @@ def _cloned_requirement(facts: DockerFacts, step: Step, path: str) -> Requiremen
     from wheeldoc.data.base_images import release_torch, torch_pins
 
     got = facts.clone_at(step, path)
-    if got is None:
-        return None
-    repo, where, line = got
+    if got is None or got[3]:
+        return None  # not cloned, or at a branch, tag or commit: not "at least the newest release"
+    repo, where, line, _ = got
     name = normalize(repo)
     pins = torch_pins()
     if name not in pins:

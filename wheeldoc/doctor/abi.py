@@ -152,10 +152,8 @@ def _inside(path: str) -> str:
 
 def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], list[tuple[str, Finding]], str | None]:
     """Per-object verdicts and (distribution, finding) pairs, the findings not yet located."""
-    from wheeldoc.abi.facts import CudaPlan, Side, analyze
+    from wheeldoc.abi.facts import CudaPlan, Side
     from wheeldoc.abi.inputs import _installed_tags
-    from wheeldoc.data.abi_tables import system_target
-    from wheeldoc.abi import rules as wd2
 
     fs = facts.fs
     torch = EnvDistribution(fs, facts.torch_dist)
@@ -169,6 +167,22 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
     rule_ctx = Context(facts.target, Selection())  # every WD2 rule; the selection applies later
     results: list[AbiResult] = []
     findings: list[tuple[str, Finding]] = []
+    try:
+        _check_each(facts, owners, torch_side, plan, arch, cache, rule_ctx, results, findings)
+    finally:
+        from wheeldoc.abi.site import shutdown_readers
+
+        shutdown_readers()  # the reader threads end with the check
+    return results, findings, None
+
+
+def _check_each(facts, owners, torch_side, plan, arch, cache, rule_ctx, results, findings) -> None:
+    from wheeldoc.abi.facts import Side, analyze
+    from wheeldoc.abi.inputs import _installed_tags
+    from wheeldoc.data.abi_tables import system_target
+    from wheeldoc.abi import rules as wd2
+
+    fs = facts.fs
     for name in owners:
         dist = facts.installed[name]
         src = EnvDistribution(fs, dist)
@@ -193,7 +207,6 @@ def _check(facts: EnvFacts, owners: list[str], cache) -> tuple[list[AbiResult], 
             results.append(AbiResult(r.root, name, verdict, detail))
         for f in wd2.run(a, rule_ctx):
             findings.append((name, f))
-    return results, findings, None
 
 
 def _failure(a, r) -> str:

@@ -70,20 +70,36 @@ def quick_listing(argv: list[str]) -> int | None:
 
 
 def _project_config() -> bool:
-    """Whether a pyproject.toml above the working directory has a [tool.wheeldoc] table
-    (its settings, e.g. a gpu or a format, then apply; see wheeldoc/core/config.py)."""
+    """Whether a pyproject.toml above the working directory may hold wheeldoc settings (its
+    settings, e.g. a gpu or a format, then apply; see wheeldoc/core/config.py). Read as text, not
+    parsed: a file TOML cannot read is left to the full path only when it names such settings."""
     d = os.getcwd()
     while True:
         candidate = os.path.join(d, "pyproject.toml")
         if os.path.isfile(candidate):
             try:
                 with open_regular(candidate) as fh:
-                    return b"[tool.wheeldoc" in fh.read()
+                    text = fh.read()
+                return _names_settings(text)
             except OSError:
                 return True
         if os.path.exists(os.path.join(d, ".git")) or os.path.dirname(d) == d:
             return False
         d = os.path.dirname(d)
+
+
+def _names_settings(text: bytes) -> bool:
+    """`[tool.wheeldoc]`, a dotted `tool.wheeldoc.x = …`, or `wheeldoc = {…}` in the [tool] table."""
+    if b"tool.wheeldoc" in text:
+        return True
+    table = b""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(b"["):
+            table = line.split(b"#", 1)[0].strip()
+        elif table == b"[tool]" and line.startswith((b"wheeldoc", b'"wheeldoc"', b"'wheeldoc'")) and b"=" in line:
+            return True
+    return False
 
 
 def _read(paths: list[str], sink):
