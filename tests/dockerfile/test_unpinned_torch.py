@@ -68,3 +68,26 @@ def test_an_old_cuda_index_stops_at_its_last_series(wd403):
 def test_a_pinned_or_held_torch_is_not_the_newest(wd403):
     assert wd403(VENV.replace("torch torchvision", "torch==2.9.0 torchvision")) == []
     assert wd403(VENV.replace("vllm==0.12.0", "--no-deps vllm==0.12.0")) == []
+
+
+def test_a_bare_torch_over_a_torch_already_there_keeps_it(wd403):
+    """pip and uv keep an installed torch that satisfies a bare `torch`: no newest release then."""
+    text = """
+        FROM python:3.11
+        RUN pip install torch==2.3.0
+        RUN pip install torch
+        RUN pip install vllm==0.5.0
+    """
+    assert wd403(text) == []  # vllm 0.5.0 pins torch 2.3.0, which is what is there
+    assert wd403(text.replace("RUN pip install torch\n", "RUN pip install -U torch\n")) == [(4, "error")]
+
+
+def test_the_venv_is_found_by_its_folder_not_its_base_name(wd403):
+    assert wd403("""
+        FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04
+        RUN python3.12 -m venv /opt/venv
+        RUN python3.12 -m venv /srv/app/venv --prompt app
+        ENV PATH="/srv/app/venv/bin:$PATH"
+        RUN pip install torch --index-url https://download.pytorch.org/whl/cu130
+        RUN pip install vllm==0.12.0
+    """) == [(6, "error")]
