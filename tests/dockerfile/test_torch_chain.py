@@ -54,6 +54,21 @@ def test_pinned_dependent_moves_torch_then_the_build_compiles_against_it(check):
     assert w["data"]["torch_cuda"] == "13.x"
 
 
+def test_a_pip_configured_index_leaves_the_pypi_torch_unknown(check):
+    """`pip config set global.index-url …`, a pip.conf copied in, or PIP_CONFIG_FILE give pip an
+    index the model does not read: which torch the install takes is then not known."""
+    base = """
+        FROM pytorch/pytorch:2.1.2-cuda12.1-cudnn8-devel
+        {setup}
+        RUN pip install vllm==0.33.0
+        RUN pip install flash-attn --no-build-isolation
+    """
+    assert hits(check(base.format(setup="RUN true")), "WD405") == [(4, "error")]
+    for setup in ("RUN pip config set global.index-url https://mirror.example/simple",
+                  "COPY pip.conf /etc/pip.conf", "ENV PIP_CONFIG_FILE=/opt/pip.conf"):
+        assert hits(check(base.format(setup=setup), files={"pip.conf": "[global]\n"}), "WD405") == [], setup
+
+
 def test_unpinned_dependent_from_requirements_is_a_warning(check):
     """The newest release of an unpinned requirement decides: assumed, so a warning. (The image's
     Python is said here: on other Pythons the newest xformers asks another torch, of another CUDA.)"""

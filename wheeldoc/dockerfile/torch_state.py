@@ -324,7 +324,7 @@ def _pypi_decides(facts: DockerFacts, step: Step, series: str) -> bool | None:
     from wheeldoc.dockerfile.facts import variant_cuda
 
     inst = step.install
-    if inst is None:
+    if inst is None or _pip_configured(facts, step):
         return None
     table = torch_table().series
     for src in facts.torch_sources(step):
@@ -345,6 +345,40 @@ def _pypi_decides(facts: DockerFacts, step: Step, series: str) -> bool | None:
             if oldest is None or cuda >= oldest:
                 return None  # a variant the table does not cover: its releases are not known
     return True
+
+
+_PIP_CONF = re.compile(r"(?:^|/)pip\.conf$|(?:^|/)pip\.ini$")
+
+
+def _pip_configured(facts: DockerFacts, step: Step) -> bool:
+    """Earlier in the stage chain, pip was given an index in a way the model does not read: `pip
+    config set …`, a pip.conf copied or written, or PIP_CONFIG_FILE. Which index decides torch is
+    then not known."""
+    if facts.var(step, "PIP_CONFIG_FILE") is not None:
+        return True
+    chain = {s.index for s in facts.chain(step.stage)}
+    for s in facts.steps[: step.index]:
+        if s.stage.index not in chain:
+            continue
+        argv = s.argv
+        if len(argv) >= 3 and argv[0].rsplit("/", 1)[-1].startswith("pip") and argv[1] == "config" and argv[2] in (
+                "set", "edit"):
+            return True
+        if any(_PIP_CONF.search(a) for a in argv[1:]):
+            return True  # `cp pip.conf /etc/`, `tee /etc/pip.conf`, …
+    return any(ins.keyword in ("COPY", "ADD") and any(_PIP_CONF.search(a) for a in ins.args.split())
+               for ins in _chain_instructions(facts, step))
+
+
+def _chain_instructions(facts: DockerFacts, step: Step):
+    """The instructions of `step`'s stage chain written before it."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    for st in facts.graph.stages:
+        if st.index in chain:
+            for i in st.instructions:
+                ins = facts.df.instructions[i]
+                if ins.start_line < step.line:
+                    yield ins
 
 
 def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | None) -> PypiTorch | None:
