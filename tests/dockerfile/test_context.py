@@ -5,26 +5,9 @@ architecture list (docs/real-world-heldout.md, "after the cause fixes")."""
 from __future__ import annotations
 
 import os
-import textwrap
 
-import pytest
 
 RUNPOD = "runpod/pytorch:2.4.0-py3.11-cuda12.4.1-devel-ubuntu22.04"
-
-
-@pytest.fixture
-def check(cli, tmp_path):
-    def run(text: str, *flags: str, files: dict[str, str] | None = None, code: int = 0):
-        path = tmp_path / "Dockerfile"
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-        for rel, body in (files or {}).items():
-            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp_path / rel).write_text(body)
-        res = cli("check", str(path), *flags, "--format", "json", "--fail-on", "never")
-        assert res.code == code, res.err
-        return res.json()["findings"] if code == 0 else res
-
-    return run
 
 
 def wd403(findings):
@@ -206,7 +189,6 @@ def test_wd409_ngc_sets_the_arch_list_and_detectron2_needs_force_cuda(check):
     base = "FROM nvidia/cuda:12.1.0-cudnn8-devel-ubuntu22.04\n"
     assert [f for f in check(base + d2) if f["rule"] == "WD409"] == []
     assert [f["severity"] for f in check(base + "ENV FORCE_CUDA=1\n" + d2) if f["rule"] == "WD409"] == ["warning"]
-
 
 
 def test_a_copy_to_a_path_a_workdir_names_lands_inside_that_directory(check):

@@ -18,18 +18,6 @@ from wheeldoc.dockerfile.shell import extract_commands
 from wheeldoc.dockerfile.stages import analyze
 
 
-@pytest.fixture
-def check(cli, tmp_path):
-    def run(text: str):
-        path = tmp_path / "Dockerfile"
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-        res = cli("check", str(path), "--format", "json", "--fail-on", "never")
-        assert res.code == 0, res.err
-        return res.json()["findings"]
-
-    return run
-
-
 def install_argv(text: str) -> list[tuple[str, ...]]:
     df = parse_text(textwrap.dedent(text).lstrip("\n"), "Dockerfile")
     facts = DockerFacts(df, analyze(df))

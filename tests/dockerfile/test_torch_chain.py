@@ -10,24 +10,6 @@ torch.utils.cpp_extension refuses a different CUDA major.
 
 from __future__ import annotations
 
-import textwrap
-
-import pytest
-
-
-@pytest.fixture
-def check(cli, tmp_path):
-    def run(text: str, files: dict[str, str] | None = None):
-        path = tmp_path / "Dockerfile"
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-        for rel, body in (files or {}).items():
-            (tmp_path / rel).write_text(body)
-        res = cli("check", str(path), "--format", "json", "--fail-on", "never")
-        assert res.code == 0, res.err
-        return res.json()["findings"]
-
-    return run
-
 
 def hits(findings, rule):
     return [(f["line"], f["severity"]) for f in findings if f["rule"] == rule and f["severity"] != "info"]

@@ -4,22 +4,13 @@ for it). A later install pinning an older torch then replaces it (WD403, the sto
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 
 @pytest.fixture
-def wd403(cli, tmp_path):
-    def run(text: str):
-        path = tmp_path / "Dockerfile"
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-        res = cli("check", str(path), "--format", "json", "--fail-on", "never")
-        assert res.code == 0, res.err
-        return [(f["line"], f["severity"]) for f in res.json()["findings"]
-                if f["rule"] == "WD403" and f["severity"] in ("warning", "error")]
-
-    return run
+def wd403(check):
+    return lambda text: [(f["line"], f["severity"]) for f in check(text)
+                         if f["rule"] == "WD403" and f["severity"] in ("warning", "error")]
 
 
 VENV = """
