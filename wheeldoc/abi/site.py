@@ -66,8 +66,9 @@ def _libraries(source: MemberSource) -> list:
 
 def read_ahead(source: MemberSource, cache: Cache | None) -> None:
     """Start reading the ELF facts of every library `source` ships now, the largest first: a
-    wheel's largest deflated member in a forked child (binary/forked.py: it inflates at full
-    speed while this process builds the torch side), the others on the reader threads.
+    wheel's largest library, when it is deflated and big, in a forked child (binary/forked.py: it
+    inflates at full speed while this process builds the torch side), the others on the reader
+    threads.
     A `Site` holding the source takes the reads over (`prefetch`, `elf`)."""
     from wheeldoc.binary.elf import was_read
     from wheeldoc.binary.forked import fork_read

@@ -241,7 +241,7 @@ def _venv_python(facts, step) -> str | None:
     chain = {s.index for s in facts.chain(step.stage)}
     made: dict[str, str] = {}
     activated: set[str] = set()
-    for ins in _venv_runs(facts, step):
+    for ins in _venv_runs(facts, step, chain):
         for command, kind, folder, version in _venv_events(facts, ins):
             if ins is step.ins and command is step.command:
                 break
@@ -264,7 +264,7 @@ def _venv_python(facts, step) -> str | None:
     return None
 
 
-def _venv_runs(facts, step) -> list:
+def _venv_runs(facts, step, chain: set[int]) -> list:
     """The RUNs up to `step`'s, in its stage chain, that make or activate a virtual environment
     (one pass over the file, kept on `facts`)."""
     runs: list = facts.__dict__.get("_venv_runs")
@@ -277,7 +277,6 @@ def _venv_runs(facts, step) -> list:
                 if any(kind != "other" for _, kind, _, _ in _venv_events(facts, s.ins)):
                     runs.append(s)
         facts.__dict__["_venv_runs"] = runs
-    chain = {st.index for st in facts.chain(step.stage)}
     return [s.ins for s in runs if s.index <= step.index and s.stage.index in chain]
 
 

@@ -302,15 +302,27 @@ def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple
     row = table.get(series)
     where = f" for Python {pys[0]}" if len(pys) == 1 else ""
     pypi = None
-    if _pypi_decides(facts, step, series) is True and row is not None:
-        machine = facts.platform(step.stage)
-        majors = {row.pypi_cuda_major(f"linux-{m}") for m in ((machine,) if machine else ("x86_64", "aarch64"))}
-        if len(majors) == 1:
-            known, major = majors.pop()
-            if known and major is not None:
-                pypi = PypiTorch(step.line, text, major, f"line {step.line}: an unpinned torch takes PyPI's newest, "
-                                 f"{text} or later{where}, whose PyPI wheels are CUDA {major} builds", False)
+    major = _pypi_major(facts, step, row) if _pypi_decides(facts, step, series) is True else None
+    if major is not None:
+        pypi = PypiTorch(step.line, text, major, f"line {step.line}: an unpinned torch takes PyPI's newest, "
+                         f"{text} or later{where}, whose PyPI wheels are CUDA {major} builds", False)
     return text, where, pypi
+
+
+def _pypi_major(facts: DockerFacts, step: Step, row) -> int | None:
+    """The CUDA major of PyPI's wheels of a torch series (its `torch.json` row) on the image's
+    platform, or on both linux platforms when the file does not say; None when not known, a CPU
+    build, or the platforms disagree."""
+    if row is None:
+        return None
+    machine = facts.platform(step.stage)
+    majors = set()
+    for plat in (f"linux-{machine}",) if machine else ("linux-x86_64", "linux-aarch64"):
+        known, major = row.pypi_cuda_major(plat)
+        if not known:
+            return None
+        majors.add(major)
+    return majors.pop() if len(majors) == 1 else None
 
 
 def _pypi_decides(facts: DockerFacts, step: Step, series: str) -> bool | None:
@@ -446,10 +458,8 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
         except InvalidVersion:
             continue
     releases.sort(reverse=True)
-    machine = facts.platform(step.stage)
-    platforms = (f"linux-{machine}",) if machine else ("linux-x86_64", "linux-aarch64")
     table = torch_table().series
-    got: set[tuple[str, int | None]] = set()
+    got: set[tuple[str, int]] = set()
     if not pys:
         return None
     certain = certain and len(pys) == 1  # one Python: the image's, or the only one a release admits
@@ -461,17 +471,13 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
         pick = next((v for ver, v, py in releases if p in py and all(sp.contains(ver) for sp in specs)), None)
         if pick is None:
             return None
-        row = table.get(series_of(pick) or "")
-        if row is None:
-            return None
-        for plat in platforms:
-            known, major = row.pypi_cuda_major(plat)
-            if not known:
-                return None
-            got.add((pick, major))
+        major = _pypi_major(facts, step, table.get(series_of(pick) or ""))
+        if major is None:
+            return None  # not known, a CPU build, or the platforms disagree
+        got.add((pick, major))
     majors = {m for _v, m in got}
-    if len(majors) != 1 or None in majors:
-        return None  # the Pythons or platforms disagree, or PyPI's build is a CPU build
+    if len(majors) != 1:
+        return None  # the Pythons disagree
     major = majors.pop()
     versions = sorted({v for v, _m in got}, key=Version)
     if _pypi_decides(facts, step, series_of(versions[0]) or "") is not True:
