@@ -86,3 +86,19 @@ def test_no_fork_while_another_thread_runs() -> None:
     finally:
         stop.set()
         t.join()
+
+
+def test_a_reply_that_is_not_facts_leaves_the_reading_to_the_parent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent never trusts the pipe blindly: a reply that does not parse as ELF facts (here,
+    another parser's facts) is None, and the member is read in-process."""
+    one_thread()
+
+    class Other:
+        def to_json(self) -> dict:
+            return {"parser": "not-this-one"}
+
+    monkeypatch.setattr(elfmod, "read_elf_member", lambda *a, **k: Other())  # what the child runs
+    with WheelArchive(WHEEL) as wheel:
+        child = forked.fork_read(wheel, MEMBER, None)
+        assert child is not None and child.result() is None
+    assert no_children_left()
