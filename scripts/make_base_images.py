@@ -56,6 +56,55 @@ EXTENSION_BUILDS = {
     "torch-sparse": ("torch-default", "rusty1s/pytorch_sparse setup.py: torch.utils.cpp_extension"),
 }
 
+# pytorch/pytorch:<torch>-cuda…: the Python of the image's environment, per torch release, from public files
+# and threads that state it for that exact official tag (the image's build recipe, docker.Makefile, sets it
+# with a default that changed over time, and its history is not readable here). "how" says how direct each
+# statement is. A release not listed takes the Python of the listed releases on both sides when they agree
+# (wheeldoc/data/base_images.py _python_by); else its Python is unknown.
+PYTORCH_IMAGE_PYTHONS = {
+    "1.13.1": {"python": "3.10", "source": "github.com/RaoFoundation/bittensor pull 1089 (2023-02-09)",
+               "quote": "'this PR changes the base docker image to pytorch 1.13.1. This image has python 3.10.8'",
+               "how": "first-hand statement"},
+    "2.0.1": {"python": "3.10", "source": "yosoufe/vexComptetion host.Dockerfile @153ff08be3d17c604fcaf79b4d8bfd1d35245b96",
+              "quote": "`FROM pytorch/pytorch:2.0.1-cuda11.7-cudnn8-devel` … `/opt/conda/lib/python3.10/site-packages/"
+                       "cortano/interface.py`", "how": "a site-packages path used by a file built FROM that tag"},
+    "2.1.0": {"python": "3.10", "source": "test-dan-run/nllb-with-ctranslate2 Dockerfile "
+                                          "@eacfc34159fd501e25e6692512e16c9e962060a0",
+              "quote": "`FROM pytorch/pytorch:${PYTORCH_VERSION}-cuda${CUDA_VERSION}-cudnn${CUDNN_VERSION}-runtime` "
+                       "(PYTORCH_VERSION=2.1.0) … `/opt/conda/lib/python3.10/site-packages/torch/lib`",
+              "how": "a site-packages path used by a file built FROM that tag"},
+    "2.2.2": {"python": "3.10", "source": "zhangp365/comfyUI_docker Dockerfile @54f73803d452cc08a4c5e2c14aece2e781d492b8",
+              "quote": "`FROM pytorch/pytorch:2.2.2-cuda11.8-cudnn8-runtime` … `/opt/conda/lib/python3.10/"
+                       "site-packages/torch/lib/libnvrtc.so`", "how": "a site-packages path used by a file built FROM that tag"},
+    "2.4.0": {"python": "3.11", "source": "Junyi-99/flask-celery-template Dockerfile "
+                                          "@53c78d1963c870bf546fc8f2db587491d461e97b",
+              "quote": "'The pytorch/pytorch:2.4.0-cuda12.4-cudnn9-runtime uses python3.11.9'",
+              "how": "first-hand statement"},
+    "2.4.1": {"python": "3.11", "source": "ivrit-ai/runpod-serverless Dockerfile @c32da902a9029a23d195b1ddadc7654ed9a3b0a4",
+              "quote": "`FROM pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime` … `/opt/conda/lib/python3.11/site-packages/"
+                       "nvidia/cudnn/lib`", "how": "a site-packages path used by a file built FROM that tag"},
+    "2.5.1": {"python": "3.11", "source": "rlan/notebooks build/Dockerfile.pytorch2.5.1-cuda12.4 "
+                                          "@059759b114ca0105150bb571e228fa26e3f1acb8 (and its issue 144)",
+              "quote": "'Python 3.11.10 / pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime'",
+              "how": "first-hand statement (an image description written from the built image)"},
+    "2.6.0": {"python": "3.11", "source": "rlan/notebooks build/Dockerfile.pytorch2.6.0-cuda12.4 "
+                                          "@f86182549a8cc108b5b2b7ee82dc17dd40a56c34",
+              "quote": "'PyTorch 2.6.0 / Python 3.11.11 / pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime'",
+              "how": "first-hand statement (an image description written from the built image)"},
+    "2.8.0": {"python": "3.11", "source": "rlan/notebooks build/Dockerfile.pytorch2.8.0-cuda12.6 "
+                                          "@a4522aebab69a9c85e5333579f17ff622ff2a00c",
+              "quote": "'Python 3.11.11 / pytorch/pytorch:2.8.0-cuda12.6-cudnn9-runtime'",
+              "how": "first-hand statement (an image description written from the built image)"},
+    "2.9.1": {"python": "3.11", "source": "rlan/notebooks build/Dockerfile.pytorch2.9.1-cuda13.0 "
+                                          "@82ed04ea58a30e8156bb9502cc7cd76cce56c984",
+              "quote": "'Python 3.11.14 / pytorch/pytorch:2.9.1-cuda13.0-cudnn9-runtime'",
+              "how": "first-hand statement (an image description written from the built image)"},
+    "2.11.0": {"python": "3.12", "source": "CaryHe-maker/InstaTargetingSystem Dockerfile "
+                                           "@449cb8d595f7140f64da3455a90cf5d641204493",
+               "quote": "`FROM pytorch/pytorch:2.11.0-cuda12.8-cudnn9-devel` … `assert sys.version_info[:2] == (3, 12)`",
+               "how": "an assertion run while building FROM that tag"},
+}
+
 NGC_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-{YY}-{MM}.html"
 
 # NGC PyTorch, per release (nvcr.io/nvidia/pytorch:YY.MM-py3): the torch build, the Python of the default
@@ -140,6 +189,7 @@ ROWS = [
         "env": {}, "cuda": "{cuda}", "nvcc": "{flavor}==devel",
         "torch": {"version": "{torch}", "prerelease": False, "installer": "conda/pip in /opt/conda"},
         "ships": ["torchvision", "torchaudio"],
+        "python_by": {"group": "torch", "values": PYTORCH_IMAGE_PYTHONS},
         "source": "pytorch/pytorch Dockerfile and .github/workflows/docker-release.yml: the image installs the "
                   "released torch {torch} built for CUDA {cuda}; the devel flavor is built on nvidia/cuda devel; "
                   "the conda-installs stage runs `pip install … torch torchvision torchaudio` (Dockerfile at "
@@ -261,9 +311,14 @@ def main() -> None:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
         assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source",
-                            "releases", "python"}, row
+                            "releases", "python", "python_by"}, row
         for tag, rel in (row.get("releases") or {}).items():
             check_release(tag, rel)
+        if "python_by" in row:
+            assert re.compile(row["pattern"]).groupindex.get(row["python_by"]["group"]), row["name"]
+            for ver, rel in row["python_by"]["values"].items():
+                assert re.fullmatch(r"\d+\.\d+\.\d+", ver) and set(rel) == {"python", "source", "quote", "how"}, ver
+                assert re.fullmatch(r"3\.\d{1,2}", rel["python"]) and rel["source"] and rel["quote"], ver
         assert row["torch"] is None or set(row["torch"]) <= {"version", "prerelease", "installer", "exact",
                                                              "index_variant", "highest_series"}, row
     OUT.write_text(json.dumps({"schema": 1, "_comment": "base images: ENV, torch, CUDA, nvcc per tag pattern; "

@@ -190,6 +190,29 @@ def _python(text: str | None) -> str | None:
     return f"{m[1]}.{m[2]}" if m else None
 
 
+def _python_by(table: dict, groups: dict) -> tuple[str | None, str]:
+    """The Python of an image whose tag names a release (pytorch/pytorch:<torch>-…): read for that
+    release, or, for one not read, from the nearest read releases below and above it when both say
+    the same Python (the image build did not change its Python between them). Else unknown."""
+    key = groups.get(table["group"])
+    rows = table["values"]
+    if key in rows:
+        r = rows[key]
+        return _python(r["python"]), f"{table['group']} {key}: Python {r['python']} ({r['source']}: {r['quote']})"
+    try:
+        want = tuple(int(x) for x in (key or "").split("."))
+    except ValueError:
+        return None, ""
+    ordered = sorted(rows, key=lambda v: tuple(int(x) for x in v.split(".")))
+    below = [v for v in ordered if tuple(int(x) for x in v.split(".")) < want]
+    above = [v for v in ordered if tuple(int(x) for x in v.split(".")) > want]
+    if below and above and _python(rows[below[-1]]["python"]) == _python(rows[above[0]]["python"]):
+        py = _python(rows[below[-1]]["python"])
+        return py, (f"{table['group']} {key}: Python {py}, as for {below[-1]} and {above[0]} on either side "
+                    f"({rows[below[-1]]['source']}; {rows[above[0]]['source']})")
+    return None, ""
+
+
 def base_image(ref: str) -> BaseImage | None:
     ref = ref.strip()
     for row in _rows():
@@ -245,6 +268,10 @@ def base_image(ref: str) -> BaseImage | None:
         source = fill(row["source"]) if "YY" in g else row["source"]
         cuda = _cuda(fill(row.get("cuda")))
         python = _python(fill(row.get("python")))
+        if python is None and row.get("python_by"):
+            python, said = _python_by(row["python_by"], g)
+            if said:
+                source = f"{source}; {said}"
         if rel:
             cuda = cuda or _cuda(rel.get("cuda"))
             python = python or _python(rel.get("python"))

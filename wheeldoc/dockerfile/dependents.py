@@ -346,8 +346,9 @@ def image_pythons(facts, step, state):
 
 def admits(spec: str, state, picked: bool) -> bool | None:
     """Does a torch specifier admit the torch in the image (`state`, a TorchState)? `picked`: the
-    specifier is the newest release's, which a later release may change; then only a torch below
-    its floor is a sure no (floors do not go back), and one it admits a yes."""
+    specifier is the newest release's (in the table, which dates it): a torch below its floor is a
+    sure no (floors do not go back), one above its cap a no as of the table (a later release may
+    lift a cap), and one it admits a yes."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
@@ -361,6 +362,7 @@ def admits(spec: str, state, picked: bool) -> bool | None:
         return None
     ranged = state.version is None and (state.lowest is not None or state.highest is not None)
     floors = [s for s in specs if s.operator in ("==", "===", ">=", ">", "~=")]
+    caps = [s for s in specs if s.operator in ("<", "<=")]
     if state.version:
         try:
             have = Version(state.version)
@@ -370,6 +372,8 @@ def admits(spec: str, state, picked: bool) -> bool | None:
             return True
         if not picked:
             return False
+        if any(not SpecifierSet(str(c)).contains(Version(have.base_version), prereleases=True) for c in caps):
+            return False  # above the newest release's cap, as of the table
         base = Version(have.base_version)
         for f in floors:
             raw = f.version.removesuffix(".*")
@@ -384,6 +388,8 @@ def admits(spec: str, state, picked: bool) -> bool | None:
             return False
         if picked and any(_excludes_range(">=" + f.version.removesuffix(".*"), state) for f in floors):
             return False
+        if picked and any(_excludes_range(str(c), state) for c in caps):
+            return False  # every torch the image can hold is above the newest release's cap, as of the table
     if state.prerelease:
         exact = [f for f in floors if f.operator in ("==", "===") and not f.version.endswith(".*")]
         if exact and all("a" not in f.version and "dev" not in f.version for f in exact):

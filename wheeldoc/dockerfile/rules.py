@@ -512,7 +512,9 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     install in the stage names an exact torch on purpose, an info. An exact torch pin (command
     line or requirements file) over a torch the base image ships is a deliberate choice, but it
     swaps out the image's build under the packages the image built against it: a warning, unless
-    the same install also replaces torchvision/torchaudio. An unpinned torchvision/torchaudio over
+    the same install also replaces torchvision/torchaudio; so is one over the exact torch an
+    earlier line installed (two exact pins disagree: the earlier line's version and index are
+    undone), a warning too. An unpinned torchvision/torchaudio over
     a torch an earlier line installed, which no release of it admits (a local `2.2.0a0+git…`
     build), is an error even where the companion may already be there.
 
@@ -811,7 +813,10 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
 
     from wheeldoc.dockerfile import dependents, torch_state as ts
 
-    if version is None or not state.where.startswith("the base image") or ts.protected(facts, step):
+    from_base = state.where.startswith("the base image")
+    # an exact torch an earlier line chose on purpose counts too: this pin undoes that choice
+    earlier = state.where.startswith("installed on line") and state.version is not None and state.lowest is None
+    if version is None or not (from_base or earlier) or ts.protected(facts, step):
         return None
     try:
         if state.version and Version(state.version).public == Version(version).public:
@@ -830,6 +835,8 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
     if family:
         # torch replaced with its companions in one install: the torch stack is managed on purpose
         return None
+    if not from_base:
+        return _pinned_over_earlier(facts, step, state, version)
     built = (", ".join(ships) + " (shipped with it)") if ships else \
         "the packages the image built against it (not listed for this image)"
     pip_constraint = state.constraint if inst is not None and inst.tool == "pip" else None
@@ -849,6 +856,27 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
               "torch_required": f"=={version}", "torch_installed": state.version,
               "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
               "pip_constraint": pip_constraint, "requirement_from": "torch named in the install"},
+    )
+
+
+def _pinned_over_earlier(facts: DockerFacts, step: Step, state, version: str) -> Finding:
+    """An exact torch pin over the exact torch an earlier line installed: the earlier choice (its
+    version, and the index it came from) is silently undone, and the stage ends with this one."""
+    inst = step.install
+    tool = "uv" if inst is not None and inst.tool == "uv" else "pip"
+    return Finding(
+        rule="WD403", title="an install replaces the torch an earlier line chose", severity=Severity.WARNING,
+        location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs torch=={version} over the "
+                f"torch {state.version} {state.where}: two exact torch pins disagree, and {tool} replaces the "
+                f"earlier one, so that line's choice (its version and the index it came from) is undone.",
+        evidence=(f"torch before this install: {state.version} ({state.where})", f"named here: torch=={version}"),
+        fix=Fix(f"Pin one torch: make the two pins agree (torch=={state.version} in both), or drop the earlier "
+                f"install; hold it with `-c`/`--override` if the earlier build must stay", "display-only"),
+        data={"stage": step.stage.label, "package": "torch", "package_version": version,
+              "torch_required": f"=={version}", "torch_installed": state.version,
+              "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
+              "pip_constraint": None, "requirement_from": "torch named in the install"},
     )
 
 
