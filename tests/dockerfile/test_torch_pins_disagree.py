@@ -38,3 +38,18 @@ def test_the_torch_stack_replaced_together_is_clean(check):
 def test_an_unpinned_earlier_torch_is_not_a_choice_of_version(check):
     text = EARLIER.replace("torch==2.2.2 ", "torch ")
     assert wd403(check(text, files={"requirements.txt": "torch==2.7.1\n"})) == []
+
+
+def test_the_newest_release_capping_torch_below_the_image_torch_is_a_no():
+    # the newest release's specifier (`picked`): its cap is a no as of the table, like its floor;
+    # a torch inside it a yes; a specifier not picked (an exact release) is judged as written
+    from wheeldoc.dockerfile.dependents import admits
+    from wheeldoc.dockerfile.torch_state import TorchState
+
+    exact = TorchState(True, version="2.6.0+cu124")
+    assert admits("<2.3.0,>=2.2.0", exact, picked=True) is False
+    assert admits(">=2.4,<2.7", exact, picked=True) is True
+    assert admits(">=2.4", exact, picked=True) is True
+    newest = TorchState(True, lowest="2.15.0")  # an unpinned torch: PyPI's newest, 2.15.0 or later
+    assert admits(">=2.4.0,<2.15.0", newest, picked=True) is False
+    assert admits(">=2.4.0,<2.16.0", newest, picked=True) is None  # 2.15.x admitted, a later one not

@@ -265,7 +265,8 @@ def base_image(ref: str) -> BaseImage | None:
             constraint = pc["path"]
         env = {k: fill(v) if v else None for k, v in (row.get("env") or {}).items()}
         ships = row.get("ships", [])
-        source = fill(row["source"]) if "YY" in g else row["source"]
+        # the tag's groups named in the text ({torch}, {cuda}) are filled; any other brace stays as written
+        source = re.sub(r"\{(\w{1,20})\}", lambda m: g.get(m[1]) or m[0], row["source"])
         cuda = _cuda(fill(row.get("cuda")))
         python = _python(fill(row.get("python")))
         if python is None and row.get("python_by"):
