@@ -152,6 +152,8 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     version, a package taken from a CPU index (`/whl/cpu`), or a PyPI torch whose dependencies for
     the target platform carry no CUDA runtime (PyPI's torch for macOS and Windows). ROCm and XPU
     builds are not CPU builds. It names what pulled torch in and whether that package pins it.
+    A CPU torchvision / torchaudio beside a CPU torch is named in torch's finding (one cause, one
+    finding); beside a CUDA torch it is its own.
 
     ## Why is this bad?
     The install succeeds and nothing fails until run time: `torch.version.cuda` is `None`,
@@ -181,6 +183,12 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     if not bad:
         return
     fix, plan = _fix(facts, [p for p, _ in bad])
+    # one cause, one finding: a CPU torch that is an error carries the CPU companions beside it
+    # (a companion's build follows torch's; the fix pins them together)
+    lead = next((p for p, _ in bad if p.name == "torch"), None)
+    followers = [] if lead is None or facts.deliberate_cpu(lead) or not facts.lock_cuda_intent else \
+        [(p, b) for p, b in bad if p is not lead and not facts.deliberate_cpu(p)]
+    bad = [(p, b) for p, b in bad if all(p is not f for f, _ in followers)]
     for pkg, build in bad:
         chosen = facts.deliberate_cpu(pkg)
         if chosen or not facts.lock_cuda_intent:
@@ -201,16 +209,21 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
                 continue
             spec = facts.pin_of(parent, pkg.name)
             pins.append(f"{parent}: " + _pin_words(pkg.name, spec))
+        also = [f"{f.name} {f.version}" for f, _ in followers] if pkg is lead else []
         yield Finding(
             rule="WD101", title="torch resolved to a CPU-only build", severity=Severity.ERROR,
             location=_loc(facts, pkg),
             message=f"{pkg.name} {pkg.version} is a CPU-only build ({build.reason}), but the project "
-                    f"wants CUDA. Pulled in by {via}. At run time torch.version.cuda is None.",
+                    f"wants CUDA. Pulled in by {via}. At run time torch.version.cuda is None."
+                    + (f" {' and '.join(also)} beside it {'is a CPU-only build' if len(also) == 1 else 'are CPU-only builds'}"
+                       " too (they follow torch; the fix pins them together)." if also else ""),
             evidence=(*[f"CUDA wanted: {r}" for r in intent], *pins, *_platform_note(facts),
+                      *[f"{f.name} {f.version}: CPU-only ({b.reason})" for f, b in followers if pkg is lead],
                       f"pin {plan.pins[0]}: {plan.why_variant}"),
             fix=fix,
             data=_data(facts, pkg, build=build.kind, cuda_intent=list(intent),
                        pins={p.split(":")[0]: p.split(": ", 1)[1] for p in pins},
+                       cpu_companions=[f.name for f, _ in followers] if pkg is lead else [],
                        override=list(plan.pins)),
         )
 
