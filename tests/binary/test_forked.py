@@ -102,31 +102,3 @@ def test_a_reply_that_is_not_facts_leaves_the_reading_to_the_parent(monkeypatch:
         child = forked.fork_read(wheel, MEMBER, None)
         assert child is not None and child.result() is None
     assert no_children_left()
-
-
-def test_one_child_reads_several_members_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One child, several members: each handle gets its own member's facts, whichever is asked
-    first; a member the child cannot read is left to the parent without losing the others."""
-    one_thread()
-    monkeypatch.setattr(elfmod, "STREAM_MIN", 0)
-    with WheelArchive(WHEEL) as wheel:
-        names = sorted(m.name for m in wheel.members if m.name.endswith(".so"))[:3]
-        assert len(names) == 3
-        reads = forked.fork_reads(wheel, [names[0], "no/such.so", names[2]], None)
-        assert reads is not None and len({r.pid for r in reads}) == 1
-        assert reads[2].result() == read_elf_member(wheel, names[2])  # asked out of order
-        assert reads[1].result() is None
-        assert reads[0].result() == read_elf_member(wheel, names[0])
-    assert no_children_left()
-
-
-def test_cancelling_every_member_stops_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
-    one_thread()
-    monkeypatch.setattr(elfmod, "read_elf_member", lambda *a, **k: os.pause())
-    with WheelArchive(WHEEL) as wheel:
-        reads = forked.fork_reads(wheel, [MEMBER, MEMBER], None)
-        assert reads is not None
-        reads[0].cancel()
-        reads[1].cancel()
-        assert [r.result() for r in reads] == [None, None]
-    assert no_children_left()
