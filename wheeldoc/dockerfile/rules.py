@@ -106,7 +106,7 @@ def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
     inst = step.install
     if inst is None or inst.tool != var.tool or not step.is_install:
         return False
-    if var.network and not step.network:
+    if var.network and (not step.network or _resolves_nothing(inst)):
         return False
     if var.torch_only and not _involves_torch(facts, step):
         return False
@@ -116,6 +116,16 @@ def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
         if var.when == "sync":
             return inst.action in ("sync", "add")
     return True
+
+
+def _resolves_nothing(inst) -> bool:
+    """`pip install --no-deps .` / `uv pip install --no-deps ./dist/x.whl`: local paths and wheel
+    files only, dependencies off: nothing is chosen from an index (a source tree's build backend at
+    most, a small download from the default index), so index, timeout and retry settings do not
+    change what it installs."""
+    if not inst.has("--no-deps") or inst.requirements or not (inst.packages or inst.editables):
+        return False
+    return all(p.startswith((".", "/", "~")) or p.endswith(".whl") for p in (*inst.packages, *inst.editables))
 
 
 def _cuda_build_skipped(step: Step) -> bool:
@@ -202,7 +212,9 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     constraints or overrides variable (`PIP_CONSTRAINT`, `UV_CONSTRAINT`, `UV_OVERRIDE`) counts
     only for installs that involve torch. A variable counts as present when the stage sets it
     (ENV or ARG, inherited through `FROM <stage>`), the command sets it inline or through
-    `export`, or the command passes the flag that replaces it. Only a setter written before the
+    `export`, or the command passes the flag that replaces it. An install of local paths or
+    wheel files with `--no-deps` resolves nothing from an index: no index, timeout or retry
+    variable is asked of it. Only a setter written before the
     stage counts (the global scope, or an earlier stage): a later stage that sets a variable for
     its own builds says nothing about an earlier one. `PIP_BREAK_SYSTEM_PACKAGES` (and uv's) is
     not asked of a stage when a stage from the same base image ran the tool without it (the
@@ -1553,14 +1565,33 @@ def image_cuda_newer_than_driver(facts: DockerFacts, ctx: Context) -> Iterator[F
 
 
 def _extension_name(facts: DockerFacts, step: Step) -> str | None:
+    """The known CUDA extension a build compiles. When the command names what it builds from source
+    (a VCS URL, a local path, an sdist, an editable), that is the project compiled: a bare name
+    beside it comes from the index like any dependency (a wheel where one is published), unless
+    `--no-binary` asks for source."""
     inst = step.install
     names = facts.env.cuda_extensions
-    for spec in (inst.packages + inst.editables) if inst else step.argv:
+    specs = _source_specs(inst) if inst else step.argv
+    for spec in specs:
         base = spec.split("#egg=")[-1].split("@")[0].rstrip("/").rsplit("/", 1)[-1].removesuffix(".git")
         n = normalize(re.split(r"[=<>!~\[ ]", base, maxsplit=1)[0])
         if n in names:
             return n
     return None
+
+
+def _source_specs(inst) -> tuple[str, ...]:
+    """What an install compiles, as far as its words say: the specs it builds from source, or,
+    when it names none, every spec (`--no-build-isolation`, `--no-binary`)."""
+    specs = inst.packages + inst.editables
+    if inst.has("--no-binary"):
+        return specs
+    return tuple(p for p in inst.packages if _from_source(p)) + inst.editables or specs
+
+
+def _from_source(spec: str) -> bool:
+    return (spec.startswith((".", "/", "~", "git+")) or "@ git+" in spec or "@git+" in spec
+            or spec.endswith((".tar.gz", ".zip", ".tar.bz2", ".tgz")))
 
 
 @rule("WD409", "cuda-build-without-arch-list", title="CUDA extension built without an architecture list",
@@ -1578,7 +1609,9 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
     image that sets the list (NGC PyTorch does; its value is not published, so it counts as set),
     and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2)
-    unless FORCE_CUDA=1 is in effect.
+    unless FORCE_CUDA=1 is in effect. The project compiled is the one the command builds from
+    source (a VCS URL, a local path, an sdist, an editable); a bare name beside it comes from the
+    index like any dependency, unless `--no-binary` asks for source.
 
     ## Why is this bad?
     Without the variable, torch.utils.cpp_extension compiles for the GPUs it can see, and
@@ -1679,7 +1712,7 @@ def _build_project(facts: DockerFacts, step: Step) -> str | None:
         return name
     inst = step.install
     builds = _extension_builds()
-    for spec in (inst.packages + inst.editables) if inst else ():
+    for spec in _source_specs(inst) if inst else ():
         if spec.startswith((".", "/")):
             g = ts._git_project(step, spec)
             if g is not None:
