@@ -751,6 +751,10 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
         wants = f"{dependents.describe(r)} ({r.source})"
     elif r.spec:
         wants = f"{r.what} requires torch{r.spec} ({r.source})"
+    elif r.newest and r.source_tree:
+        wants = (f"{r.what} installs {r.source_tree}, at least as new as its newest release (the newest in the "
+                 f"table, {r.package} {r.newest[0]}, requires torch{r.newest[1]}; later sources do not ask for an "
+                 f"older one)")
     elif r.newest:
         wants = (f"{r.what} names no version: pip and uv take the newest release and change torch to fit it "
                  f"(the newest in the table, {r.package} {r.newest[0]}, requires torch{r.newest[1]}; later "
@@ -1145,7 +1149,17 @@ def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int] | tup
         t = _torch_cuda(facts, s)
         if t is not None and t.cuda is not None:
             found, line = (t.cuda, f"line {s.line}: {t.why}"), s.line
-    pypi = state_before(facts, step).pypi
+    before = state_before(facts, step)
+    inst = step.install
+    if step.build is not None and inst is not None and not inst.no_build_isolation:
+        # an isolated source build whose own requirements move torch compiles against the torch they
+        # resolve to (its build environment takes the release its requirements pin, vLLM's way)
+        from wheeldoc.dockerfile.torch_state import _advance
+
+        after = _advance(facts, step, before).pypi
+        if after is not None and after.line == step.line:
+            return (after.cuda_major,), after.why
+    pypi = before.pypi
     if pypi is not None and pypi.line >= line:
         return (pypi.cuda_major,), pypi.why
     return found

@@ -80,6 +80,7 @@ class Requirement:
     sure: bool = True  # False: the package may already be in the image, and then the install keeps it
     candidates: tuple = ()  # dependents.Candidate: the releases pip/uv could pick, per Python
     python: str | None = None  # the image's Python, where the file says it
+    source_tree: str | None = None  # "a clone of vllm's default branch": built from source, newer than any release
 
 
 def _uninstalls_torch(step: Step) -> bool:
@@ -407,9 +408,10 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
 
     inst = step.install
     _needs, unknown = facts.torch_needs(step)
-    if inst is None or unknown or inst.editables or any(
-            p.startswith((".", "/")) or p.endswith((".whl", ".tar.gz", ".zip")) or "://" in p or p.startswith("git+")
-            for p in inst.packages) or any(
+    unknown = tuple(u for u in unknown if not _cloned_default(step, u))
+    if inst is None or unknown or any(not _cloned_default(step, p) for p in inst.editables) or any(
+            (p.startswith((".", "/")) and not _cloned_default(step, p)) or p.endswith((".whl", ".tar.gz", ".zip"))
+            or "://" in p or p.startswith("git+") for p in inst.packages) or any(
             facts.requirements(step, f) is None and _cloned_requirement(facts, step, f) is None
             for f in inst.requirements):
         return None  # a wheel, path or file of unknown content may ask for another torch
@@ -470,11 +472,15 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
             return None
         pick = next((v for ver, v, py in releases if p in py and all(sp.contains(ver) for sp in specs)), None)
         if pick is None:
-            return None
+            if len(pys) == 1:
+                return None
+            continue  # no torch for that Python fits: the install fails there, it cannot be that Python
         major = _pypi_major(facts, step, table.get(series_of(pick) or ""))
         if major is None:
             return None  # not known, a CPU build, or the platforms disagree
         got.add((pick, major))
+    if not got:
+        return None
     majors = {m for _v, m in got}
     if len(majors) != 1:
         return None  # the Pythons disagree
@@ -517,20 +523,61 @@ def protected(facts: DockerFacts, step: Step) -> str | None:
 def _git_project(step: Step, spec: str) -> str | None:
     """The project a local path installs when the same RUN cloned it: `git clone …/vllm.git && cd vllm
     && pip install -e .`."""
+    got = git_clone(step, spec)
+    return got[0] if got else None
+
+
+# a branch name that is the default branch in practice: a clone of it is at least the newest release
+DEFAULT_BRANCHES = frozenset({"main", "master", "HEAD", "origin/main", "origin/master"})
+_CLONE_VALUED = frozenset({"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
+                           "--separate-git-dir", "-j", "--jobs", "--filter", "-u", "--upload-pack", "--template",
+                           "--shallow-since", "--shallow-exclude", "--recurse-submodules-default"})
+
+
+def _cloned_default(step: Step, spec: str) -> bool:
+    """A local path the same RUN cloned at its default branch, of a project the pin table knows
+    (its requirement is then that of its newest release, at least)."""
+    from wheeldoc.data.base_images import torch_pins
+
+    got = git_clone(step, spec)
+    return got is not None and not got[1] and normalize(got[0]) in torch_pins()
+
+
+def git_clone(step: Step, spec: str) -> tuple[str, bool] | None:
+    """(project, at a ref) for a local path the same RUN cloned: "at a ref" when the clone names a
+    branch or tag other than main/master, or a later `git checkout`/`switch`/`reset` in the RUN
+    moves it (then it is not "at least the newest release")."""
     cwd = None
-    clones: dict[str, str] = {}
+    clones: dict[str, list] = {}
     for c in _commands_before(step):
         argv = c.argv
         if len(argv) >= 3 and argv[0] == "git" and argv[1] == "clone":
-            pos = [a for a in argv[2:] if not a.startswith("-")]
+            pos, k, ref = [], 2, False
+            while k < len(argv):
+                a = argv[k]
+                if a in _CLONE_VALUED:
+                    if a in ("-b", "--branch") and k + 1 < len(argv) and argv[k + 1] not in DEFAULT_BRANCHES:
+                        ref = True
+                    k += 2
+                    continue
+                if a.startswith("--branch=") and a.split("=", 1)[1] not in DEFAULT_BRANCHES:
+                    ref = True
+                elif not a.startswith("-"):
+                    pos.append(a)
+                k += 1
             if pos:
                 url = pos[0]
                 d = pos[1] if len(pos) > 1 else posixpath.basename(url.rstrip("/")).removesuffix(".git")
-                clones[d.rstrip("/")] = posixpath.basename(url.rstrip("/")).removesuffix(".git")
+                clones[d.rstrip("/")] = [posixpath.basename(url.rstrip("/")).removesuffix(".git"), ref]
         elif argv and argv[0] == "cd" and len(argv) >= 2:
             cwd = argv[1].rstrip("/")
+        elif len(argv) >= 2 and argv[0] == "git" and argv[1] in ("checkout", "switch", "reset") and cwd is not None:
+            hit = clones.get(cwd) or clones.get(posixpath.basename(cwd))
+            if hit is not None and not (argv[2:] and set(argv[2:]) <= DEFAULT_BRANCHES):
+                hit[1] = True
     if spec in (".", "./") and cwd is not None:
-        return clones.get(cwd) or clones.get(posixpath.basename(cwd))
+        hit = clones.get(cwd) or clones.get(posixpath.basename(cwd))
+        return (hit[0], hit[1]) if hit else None
     return None
 
 
@@ -744,10 +791,12 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
         else:
             return None  # an archive URL: its version is not known here
     elif spec.startswith((".", "/")):
-        g = _git_project(step, spec)
+        g = git_clone(step, spec)
         if g is None:
             return None
-        name, vcs = normalize(g), True
+        if g[1]:
+            return None  # a clone at a tag or commit: which release it matches is not known here
+        name, vcs = normalize(g[0]), True
     else:
         n = _NAME.match(spec)
         if not n:
@@ -805,8 +854,13 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
                 newest = (best, got) if got is not None else None
     elif cands and cands[0].torch is not None and cands[0].torch[0][1] is not None:
         spec_t = cands[0].torch[0][1]
+    tree = None
+    if vcs:
+        tree = (f"a clone of {name}'s default branch" if spec.startswith((".", "/")) else
+                f"{name} from its repository's default branch")
     return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
-                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python))
+                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python),
+                       source_tree=tree)
 
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
