@@ -530,6 +530,10 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     a torch an earlier line installed, which no release of it admits (a local `2.2.0a0+git…`
     build), is an error even where the companion may already be there.
 
+    A clone of a known package's default branch installed from its folder (`git clone …/vllm.git
+    && cd vllm && pip install -e .`) counts as at least its newest release (its torch floor holds:
+    sources do not go back); a clone at a tag, branch or commit is not judged.
+
     The requirements also come from the build context (the Dockerfile's folder, or `check
     --context DIR`): the requirements files an install names (`-r`, with their includes), and the
     `[project]` dependencies (extras included; `dynamic` dependencies from the files
@@ -1064,7 +1068,9 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     serves when an earlier install's requirements moved or brought torch (the newest release
     they admit for the image's Python, whose PyPI wheels are CUDA builds of a known major,
     `wheeldoc/data/torch.json`; a warning when that rests on the newest release of an unpinned
-    package), or the torch of a `pytorch/pytorch` devel image. The image's CUDA comes from the
+    package), or the torch of a `pytorch/pytorch` devel image. An isolated source build (no
+    `--no-build-isolation`) whose own requirements move torch (a clone of vLLM's default branch)
+    compiles against the torch they resolve to. The image's CUDA comes from the
     base-image table (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
 
     ## Why is this bad?
