@@ -4,6 +4,7 @@ on them. Its first run (the rules at 8e5c16b) measured (7, 1, 6, 6); three later
 by it (a `--no-deps` install of local paths reads no index settings; a build compiles the spec it
 builds from source, not a bare name beside it; a clone of a known package's default branch is at least
 its newest release, and an isolated source build compiles against the torch its requirements move to;
+`pip install --ignore-installed` reinstalls torch;
 the Python of pytorch/pytorch images, built from other sources the same day), so for those causes it is no longer held out (docs/real-world-heldout4.md).
 These tests pin today's numbers: the doc and this file change together."""
 
@@ -35,11 +36,10 @@ def test_heldout4_labels_cover_the_corpus() -> None:
 
 
 def test_heldout4_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (7, 4, 0, 3)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (7, 5, 0, 2)
     per_rule = {rule: (v["tp"], v["fp"], v["miss"]) for rule, v in measured["per_rule"].items() if any(
         (v["tp"], v["fp"], v["miss"]))}
-    assert per_rule == {"WD403": (3, 0, 3), "WD405": (1, 0, 0)}
+    assert per_rule == {"WD403": (4, 0, 2), "WD405": (1, 0, 0)}
     assert measured["clean_files_with_findings"] == []
     misses = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("MISS"))
-    assert misses == ["gh200-llm__Dockerfile/Dockerfile", "mens-club__model.train.Dockerfile/Dockerfile",
-                      "nelathan-unsloth__jupyter.dockerfile/Dockerfile"]
+    assert misses == ["gh200-llm__Dockerfile/Dockerfile", "nelathan-unsloth__jupyter.dockerfile/Dockerfile"]

@@ -390,11 +390,38 @@ def admits(spec: str, state, picked: bool) -> bool | None:
             return False
         if picked and any(_excludes_range(str(c), state) for c in caps):
             return False  # every torch the image can hold is above the newest release's cap, as of the table
+        if _admits_range(specs, state):
+            return True
     if state.prerelease:
         exact = [f for f in floors if f.operator in ("==", "===") and not f.version.endswith(".*")]
         if exact and all("a" not in f.version and "dev" not in f.version for f in exact):
             return False  # an exact release pin never admits a pre-release build
     return None
+
+
+def _admits_range(specs, state) -> bool:
+    """True when every torch from `state.lowest` up to the last release of series `state.highest`
+    satisfies `specs` (lower bounds at or below the range, upper bounds above it)."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        lo = Version(state.lowest) if state.lowest else None
+        hi = tuple(int(x) for x in state.highest.split(".")[:2]) if state.highest else None
+    except (InvalidVersion, ValueError):
+        return False
+    if lo is None:
+        return False
+    for sp in specs:
+        try:
+            v = Version(sp.version)
+        except InvalidVersion:
+            return False
+        if sp.operator == ">=" and v <= lo or sp.operator == ">" and v < lo:
+            continue
+        if sp.operator in ("<", "<=") and hi is not None and (v.major, v.minor) > hi:
+            continue
+        return False
+    return True
 
 
 def verdict(cands, state) -> bool | None:

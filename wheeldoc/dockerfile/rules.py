@@ -532,7 +532,9 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
 
     A clone of a known package's default branch installed from its folder (`git clone …/vllm.git
     && cd vllm && pip install -e .`) counts as at least its newest release (its torch floor holds:
-    sources do not go back); a clone at a tag, branch or commit is not judged.
+    sources do not go back); a clone at a tag, branch or commit is not judged. `pip install
+    --ignore-installed` resolves as if nothing were installed: it puts PyPI's newest admitted torch
+    over the image's (without uninstalling it) even where the image's torch fits.
 
     The requirements also come from the build context (the Dockerfile's folder, or `check
     --context DIR`): the requirements files an install names (`-r`, with their includes), and the
@@ -733,6 +735,10 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     reqs = ts.requirements(facts, step, state)
     verdicts = [(r, ts.admitted(r, state)) for r in reqs]
     bad = [(r, v) for r, v in verdicts if v is False]
+    if not bad and reqs and state.present and ts.ignores_installed(step):
+        got = ts.reinstalled_torch(facts, step, reqs, state)
+        if got is not None:
+            return _reinstalled(facts, step, state, got)
     maybe_kept = [(r, v) for r, v in bad if not r.sure]  # the package may already be there: then nothing moves
     bad = [(r, v) for r, v in bad if r.sure]
     unsure = [(r, v) for r, v in verdicts if v is None] + maybe_kept
@@ -897,6 +903,30 @@ def _pinned_over_earlier(facts: DockerFacts, step: Step, state, version: str) ->
               "torch_required": f"=={version}", "torch_installed": state.version,
               "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
               "pip_constraint": None, "requirement_from": "torch named in the install"},
+    )
+
+
+def _reinstalled(facts: DockerFacts, step: Step, state, got) -> Finding:
+    """`pip install --ignore-installed …` over a torch: pip resolves as if nothing were installed
+    and puts PyPI's newest admitted torch over the image's, even where the image's torch fits."""
+    have = state.version or (f"of series {'.'.join(state.lowest.split('.')[:2])} to {state.highest}"
+                             if state.lowest and state.highest else "a version not known here")
+    return Finding(
+        rule="WD403", title="an install replaces the CUDA torch already in the image",
+        severity=Severity.ERROR if got.certain else Severity.WARNING, location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) passes --ignore-installed: pip resolves "
+                f"as if nothing were installed and installs torch afresh ({got.why}), over the torch already in "
+                f"the image (torch {have}, {state.where}), whether or not that one fits, and without uninstalling it "
+                f"(both dist-info folders stay; the new files overwrite the old, the old ones the new release "
+                f"lacks stay behind).",
+        evidence=(f"torch in the image: {have} ({state.where})", f"reinstalled: {got.version} ({got.why})",
+                  "--ignore-installed: installed packages are not considered; nothing here holds torch"),
+        fix=Fix("Keep the image's torch: drop --ignore-installed (uninstall the one package pip cannot, if that "
+                "is why it is there), or hold torch with `-c` a file holding the installed torch", "display-only"),
+        data={"stage": step.stage.label, "package": "torch", "package_version": got.version,
+              "torch_required": None, "torch_installed": state.version, "torch_prerelease": state.prerelease,
+              "installed_by": state.where, "known": True, "pip_constraint": None,
+              "requirement_from": "--ignore-installed"},
     )
 
 

@@ -255,7 +255,43 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         got = pypi_torch(facts, s, reqs, before if was_present else None)
         if got is not None:
             state = replace(state, pypi=got)
+    elif was_present and reqs and ignores_installed(s):
+        got = reinstalled_torch(facts, s, reqs, before)
+        if got is not None:
+            state = replace(state, present=True, version=got.version, prerelease=False, constraint=None,
+                            lowest=None, highest=None, pypi=got,
+                            where=f"reinstalled on line {s.line} (--ignore-installed: {got.why})")
     return state
+
+
+def ignores_installed(step: Step) -> bool:
+    """`pip install --ignore-installed …`: what is installed does not count; every requirement,
+    torch among the dependencies, is resolved and installed afresh."""
+    inst = step.install
+    return inst is not None and inst.tool == "pip" and inst.has("--ignore-installed")
+
+
+def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState) -> PypiTorch | None:
+    """The torch a `--ignore-installed` install puts over the one there: the newest its
+    requirements admit on PyPI (pypi_torch), when that is another release than the image's."""
+    from packaging.version import InvalidVersion, Version
+
+    got = pypi_torch(facts, step, reqs, state)
+    if got is None:
+        return None
+    try:
+        new = Version(got.version)
+        if state.version is not None:
+            return None if Version(state.version).public.split("+")[0] == new.public else got
+        lo = Version(state.lowest) if state.lowest else None
+        hi = tuple(int(x) for x in state.highest.split(".")[:2]) if state.highest else None
+    except (InvalidVersion, ValueError):
+        return None
+    if lo is not None and hi is not None and lo <= new and (new.major, new.minor) <= hi:
+        return None  # the image's torch may be that release
+    if lo is None and hi is None:
+        return None  # the image's torch is not known: whether it changes is not known either
+    return got
 
 
 def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple[str, str, PypiTorch | None] | None:
