@@ -53,3 +53,15 @@ def test_the_newest_release_capping_torch_below_the_image_torch_is_a_no():
     newest = TorchState(True, lowest="2.15.0")  # an unpinned torch: PyPI's newest, 2.15.0 or later
     assert admits(">=2.4.0,<2.15.0", newest, picked=True) is False
     assert admits(">=2.4.0,<2.16.0", newest, picked=True) is None  # 2.15.x admitted, a later one not
+
+
+def test_a_ranged_image_torch_that_every_bound_admits_is_admitted():
+    # runpod/pytorch:2.2.0-… holds a torch of series 2.2 to 2.5: `>=2.0.0` admits all of it
+    from wheeldoc.dockerfile.dependents import admits
+    from wheeldoc.dockerfile.torch_state import TorchState
+
+    ranged = TorchState(True, lowest="2.2.0.dev0", highest="2.5")
+    assert admits(">=2.0.0", ranged, picked=True) is True
+    assert admits(">=2.0,<3", ranged, picked=False) is True
+    assert admits(">=2.3", ranged, picked=False) is None  # 2.2.x is not admitted, 2.3+ is
+    assert admits("<2.5.1", ranged, picked=False) is None  # 2.5.1+ would not be
