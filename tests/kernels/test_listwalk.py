@@ -148,3 +148,26 @@ def test_the_short_path_imports_no_reader(tmp_path):
                          cwd=tmp_path).stdout.splitlines()
     assert out[0] == "ELF file    1: libmulti.1.sm_90a.cubin"
     assert out[-1] == "[]"
+
+
+def test_a_compat_copy_is_refused_exactly_where_parse_compat_refuses_it():
+    import random
+
+    from wheeldoc.kernels.cubin import parse_compat
+
+    rng = random.Random(11)
+    blobs = [b"", b"\x02\x09\x01\x00", b"\x04\x01\x08\x00abcdefgh\x02\x09\x00\x00\x00\x00\x00\x00"]
+    for _ in range(3000):
+        n = rng.randrange(0, 40)
+        blobs.append(bytes(rng.choice((0, 0, 1, 2, 3, 4, 4, 5, 9, 255)) if rng.random() < 0.6
+                           else rng.randrange(256) for _ in range(n)))
+    agreed = {True: 0, False: 0}
+    for blob in blobs:
+        try:
+            parse_compat(blob)
+            ok = True
+        except ValueError:
+            ok = False
+        assert W._compat_ok(blob) is ok, blob
+        agreed[ok] += 1
+    assert min(agreed.values()) > 100

@@ -10,8 +10,8 @@ only `os` and `struct`.
 It takes only the usual file: a host ELF (64-bit, little-endian) with a `.nv_fatbin` or
 `__nv_relfatbin` section, or a bare fatbin, whose containers lie back to back and hold code.
 Everything fatbin.py would report or read differently (a checked offset or size that does not
-hold, a concatenated entry, zero padding between containers, a `.nv.compat` copy that is not
-the usual one, a standalone cubin or PTX file, no GPU code, an unreadable file) makes `scan`
+hold, a concatenated entry, zero padding between containers, a `.nv.compat` copy fatbin.py
+refuses, a standalone cubin or PTX file, no GPU code, an unreadable file) makes `scan`
 return None, and the caller reads the file through fatbin.py, which reports it. So every check
 of `fatbin._walk_all` is made here too, and on a file both read, the lines are the same
 (tests/kernels/test_listwalk.py holds them equal on every fixture and on broken copies).
@@ -334,8 +334,9 @@ def _entries(fd: int, start: int, end: int, scan: Scan):
                     at = b + boff
                     if kind_code == 2 and blen and win[at] == 0 and not (
                             blen >= 3 and ehsize - boff >= 4 and win[at + 1] == 2
-                            and win[at + 2] == 9):
-                        yield None  # a .nv.compat copy that is not the usual one
+                            and win[at + 2] == 9) and not _compat_ok(
+                            win[at + 1:b + min(ehsize, boff + 1 + blen)]):
+                        yield None  # a `.nv.compat` copy fatbin.py refuses
                         return
             if kind_code == 1 or kind_code == 2:
                 code = True
@@ -350,3 +351,23 @@ def _entries(fd: int, start: int, end: int, scan: Scan):
         cindex += 1
     scan.count = index
     scan.has_code = scan.containers > 0
+
+
+def _compat_ok(blob: bytes) -> bool:
+    """Whether `cubin.parse_compat` reads this `.nv.compat` copy (a cubin's options blob whose
+    first record is not the usual accelerator bit) without raising; a listing needs no record."""
+    pos, end = 0, len(blob)
+    while pos + 4 <= end:
+        fmt = blob[pos]
+        if fmt == 1 or fmt == 2 or fmt == 3:
+            pos += 4
+        elif fmt == 4:
+            size = blob[pos + 2] | blob[pos + 3] << 8
+            if pos + 4 + size > end:
+                return False
+            pos += 4 + ((size + 3) & ~3)
+        elif fmt == 0 and not any(blob[pos:]):
+            break
+        else:
+            return False
+    return True
