@@ -97,28 +97,30 @@ def test_every_broken_fixture_fatbin_reports_is_left_to_it():
     assert reported >= 20
 
 
-@pytest.mark.parametrize("name", ["libmixed.so", "two-containers.fatbin", "comp-all.fatbin"])
+@pytest.mark.parametrize("name", ["libmixed.so", "two-containers.fatbin", "comp-all.fatbin",
+                                  "fb-sm80-ptx80.fatbin", "fb-sm100a-sm120-ptx120.fatbin"])
 def test_broken_copies_are_listed_alike_or_left_to_fatbin(name, tmp_path):
-    """Each byte of the ELF header, section table and first fatbin headers set to 0x00 and to
-    0xFF, and the file cut short at many lengths and between containers: where fatbin.py raises, the short path steps
-    aside; where it reads, the short path lists the same or steps aside."""
+    """Each byte of the ELF header, the fatbin section's header and the first section headers,
+    and of every container and entry header, set to 0x00 and to 0xFF; the file cut short at
+    many lengths and between containers: where fatbin.py raises, the short path steps aside;
+    where it reads, the short path lists the same or steps aside."""
     data = (KERNELS / name).read_bytes()
-    start = 0
-    if data[:4] == b"\x7fELF":
-        sec = F.open_fatbin(str(KERNELS / name)).section_offset
-        start = sec
-    spots = list(range(0, 64)) if start else []
-    shoff = int.from_bytes(data[40:48], "little") if start else 0
-    spots += list(range(shoff, min(len(data), shoff + 64 * 4))) if start else []
-    if start:  # the fatbin section's own header: its offset, size, type
+    fb = F.open_fatbin(str(KERNELS / name))
+    spots: list[int] = []
+    if fb.format == "elf":
         from wheeldoc.binary.elffile import ElfFile
 
-        index = ElfFile(data).section(".nv_fatbin").index
-        spots += list(range(shoff + 64 * index, shoff + 64 * index + 64))
-    spots += list(range(start, min(len(data), start + 400)))
+        shoff = int.from_bytes(data[40:48], "little")
+        index = ElfFile(data).section(fb.section).index
+        spots += [*range(64), *range(shoff, shoff + 64 * 4),
+                  *range(shoff + 64 * index, shoff + 64 * index + 64)]
+    for c in fb.containers:
+        spots += range(c.offset, c.offset + c.header_size)
+        for e in c.entries:
+            spots += range(e.offset, e.offset + e.header_size)
     copy = tmp_path / name.replace("/", "_")
     taken = 0
-    ends = [c.end for c in F.open_fatbin(str(KERNELS / name)).containers]  # cut between containers
+    ends = [c.end for c in fb.containers]  # cut between containers
     cases = [data[:cut] for cut in [*range(1, len(data), max(1, len(data) // 300)), *ends]]
     for at in spots:
         for value in (0, 0xFF):
@@ -171,3 +173,12 @@ def test_a_compat_copy_is_refused_exactly_where_parse_compat_refuses_it():
         assert W._compat_ok(blob) is ok, blob
         agreed[ok] += 1
     assert min(agreed.values()) > 100
+
+
+def test_more_entries_than_the_limit_are_left_to_fatbin(monkeypatch):
+    path = str(KERNELS / "libmulti.so")
+    assert through_listwalk(path, True) is not None
+    monkeypatch.setattr(F, "MAX_ENTRIES", 2)
+    monkeypatch.setattr(W, "MAX_ENTRIES", 2)
+    assert through_fatbin(path, True) is None  # LimitExceeded
+    assert through_listwalk(path, True) is None and through_listwalk(path, False) is None
