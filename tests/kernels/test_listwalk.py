@@ -15,6 +15,7 @@ from wheeldoc.kernels import fatbin as F
 from wheeldoc.kernels import listwalk as W
 from wheeldoc.kernels.command_list import _Records
 from wheeldoc.render.jsontext import encode_string
+from tests.kernels.test_fatbin import REAL_LIBRARIES, extract_member
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "fixtures" / "kernels"
@@ -182,3 +183,15 @@ def test_more_entries_than_the_limit_are_left_to_fatbin(monkeypatch):
     monkeypatch.setattr(W, "MAX_ENTRIES", 2)
     assert through_fatbin(path, True) is None  # LimitExceeded
     assert through_listwalk(path, True) is None and through_listwalk(path, False) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern, member", REAL_LIBRARIES, ids=[Path(m).name for _, m in REAL_LIBRARIES])
+def test_real_libraries_are_read_on_the_short_path_alike(pattern, member):
+    """cuBLASLt, NCCL, cuDNN and libtorch_cuda (local wheels, else skipped): taken, and listed as
+    fatbin.py lists them."""
+    lib = str(extract_member(pattern, member))
+    for json in (False, True):
+        got = through_listwalk(lib, json)
+        assert got is not None and len(got[2]) > 100
+        assert got == through_fatbin(lib, json)

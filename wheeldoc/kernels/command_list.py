@@ -2,8 +2,9 @@
 
 This is the command meant to race `cuobjdump -lelf -lptx` (bench/bench_kernels.py), so it costs
 what the work costs and little more: `wheeldoc.cli` hands it the command line before building
-the argument parser (`quick_listing`), and it imports only the fatbin reader and what it writes
-with. Its text is the full path's (`kernels.command._run`) byte for byte, which tests hold; any
+the argument parser (`quick_listing`), and it imports only what reads and writes the listing:
+kernels/listwalk.py for a usual file (one loop from the entry headers to the lines, no reader
+imported), else the fatbin reader. Its text is the full path's (`kernels.command._run`) byte for byte, which tests hold; any
 command line or input it does not handle as that path would (another flag, a wheel, a
 directory, an unreadable or corrupt file, a project configuration) goes to the full path.
 """
