@@ -163,10 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The `wheeldoc` command: `argv`, else the process's own command line (as the console
+    script and `python -m wheeldoc` call it; the quick listing then ends the process itself)."""
+    whole = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["kernels"] and "--list" in argv:  # the listing that races cuobjdump
         code = _quick_listing(argv[1:])
         if code is not None:
+            if whole:
+                _end(code)
             return code
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -213,6 +218,22 @@ def _quick_listing(argv: list[str]) -> int | None:
         return 0
     except Exception as e:  # a bug, as in main
         return _crash(e, debug="--debug" in argv)
+
+
+def _end(code: int) -> None:
+    """End the process with `code` once what it printed is flushed, without the interpreter's
+    teardown (freeing every object and module one by one: about 2 ms after a listing of
+    thousands of lines, which races cuobjdump). Nothing else is pending then: the quick listing
+    opens no file it leaves open and starts no thread. Where a flush fails (a closed pipe), the
+    interpreter ends as usual and reports it as it would have."""
+    import os
+
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError, AttributeError):  # (AttributeError: no sys.stdout at all)
+        return
+    os._exit(code)
 
 
 def _crash(e: Exception, *, debug: bool) -> int:

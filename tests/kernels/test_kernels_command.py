@@ -350,6 +350,22 @@ def test_real_interpreter_runs_the_fast_listing(tmp_path):
     assert os.path.isfile(env_lib)
 
 
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_command_ends_its_quick_listing_with_everything_written(fmt, cli, tmp_path):
+    """Run as a command (`main()` without arguments), the quick listing ends the process itself
+    (cli._end, no interpreter teardown): stdout and stderr, block-buffered into pipes here, arrive
+    whole, with the exit code, as in-process."""
+    argv = ["kernels", "--list", "--format", fmt, str(ROOT / K / "libhostonly.so"),
+            str(ROOT / K / "libmulti.so")]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.run([sys.executable, "-m", "wheeldoc", *argv], capture_output=True, text=True,
+                          cwd=tmp_path, env=env, timeout=120)
+    inside = cli(*argv, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (inside.code, inside.out, inside.err)
+    assert proc.returncode == 0 and "libmulti" in proc.stdout
+    assert "libhostonly.so: no GPU code" in proc.stderr or fmt == "json"
+
+
 @pytest.mark.parametrize("argv,rule,words", [
     ((f"{K}/fb-sm86.fatbin", *GB10), "WD301",
      "its only container has no code sm_121 can run: it carries cubin sm_86; launching any of its "

@@ -2,8 +2,9 @@
 
 This is the command meant to race `cuobjdump -lelf -lptx` (bench/bench_kernels.py), so it costs
 what the work costs and little more: `wheeldoc.cli` hands it the command line before building
-the argument parser (`quick_listing`), and it imports only the fatbin reader and what it writes
-with. Its text is the full path's (`kernels.command._run`) byte for byte, which tests hold; any
+the argument parser (`quick_listing`), and it imports only what reads and writes the listing:
+kernels/listwalk.py for a usual file (one loop from the entry headers to the lines, no reader
+imported), else the fatbin reader. Its text is the full path's (`kernels.command._run`) byte for byte, which tests hold; any
 command line or input it does not handle as that path would (another flag, a wheel, a
 directory, an unreadable or corrupt file, a project configuration) goes to the full path.
 """
@@ -121,23 +122,46 @@ def _read(paths: list[str], sink):
     return out
 
 
+def _scanned(paths: list[str], json: bool):
+    """(path, listwalk.Scan) per input when every input is a usual file (kernels/listwalk.py
+    reads those straight into their lines: JSON records with `json`, else cuobjdump's); else
+    None, and `_read` reads them through kernels/fatbin.py."""
+    from wheeldoc.kernels.listwalk import scan
+
+    out = []
+    for path in paths:
+        if path.endswith(ARCHIVES) or not os.path.isfile(path):
+            return None
+        found = scan(path, encode_string(path) if json else None)
+        if found is None:
+            return None
+        out.append((path, found))
+    return out
+
+
 def list_text(paths: list[str], output: str | None) -> int | None:
     """cuobjdump's lines for plain files (`# name` above each when there are several)."""
-    from wheeldoc.kernels.fatbin import Lister, listing_text
-
-    read = _read(paths, Lister.of)
-    if read is None:
-        return None
     blocks, empty = [], []
-    for path, fb, lister in read:
-        lines = lister.lines(fb.format)
-        if lines:
-            blocks.append((path, lister, lines))
-        elif not lister.has_code:
-            empty.append(path)
+    scanned = _scanned(paths, False)
+    if scanned is not None:  # each has code, so lines
+        blocks = [(path, scan, scan.lines) for path, scan in scanned]
+    else:
+        from wheeldoc.kernels.fatbin import Lister
+
+        read = _read(paths, Lister.of)
+        if read is None:
+            return None
+        for path, fb, lister in read:
+            lines = lister.lines(fb.format)
+            if lines:
+                blocks.append((path, lister, lines))
+            elif not lister.has_code:
+                empty.append(path)
     if len(blocks) == 1:  # listing_text's one block, in pieces
         pieces = [*_joined(blocks[0][2], "\n"), "\n"]
     else:
+        from wheeldoc.kernels.fatbin import listing_text
+
         bases = [os.path.basename(p) for p, _, _ in blocks]  # as display_names: short unless ambiguous
         pieces = [listing_text([(b if bases.count(b) == 1 else p, lines)
                                 for b, (p, _, lines) in zip(bases, blocks)])]
@@ -249,9 +273,13 @@ def list_json(paths: list[str], output: str | None, fail_on: str | None) -> int 
     from wheeldoc import __version__
     from wheeldoc.render.jsontext import dumps
 
-    read = _read(paths, _Records)
-    if read is None:
-        return None
+    scanned = _scanned(paths, True)
+    if scanned is not None and sum(scan.count for _, scan in scanned) > BIG:
+        read = [(path, scan, scan) for path, scan in scanned]  # (each has code)
+    else:  # a few entries are kept to be written indented: _Records keeps them
+        read = _read(paths, _Records)
+        if read is None:
+            return None
     read = [(path, fb, rec) for path, fb, rec in read if rec.containers]  # the full path
     libraries = [  # reports no library for a file without GPU code either
         {"library": path, "path": path, "member": None, "format": fb.format,
