@@ -25,21 +25,28 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from wheeldoc.abi import inputs as inputs
-    from wheeldoc.abi.fetch import IndexOptions
     from wheeldoc.core.cache import Cache
-    from wheeldoc.core.settings import UsageError, settings_from
-    from wheeldoc.render.output import emit
-    from wheeldoc.core.engine import finalize, input_error_finding
     from wheeldoc.core.errors import InputError
-    from wheeldoc.core.model import Report
+    from wheeldoc.core.settings import UsageError, settings_from
 
     settings = settings_from(args)
     if args.python_exe and args.site_packages:
         raise UsageError("give either --python or --site-packages, not both")
+    cache = Cache()
+    opened = None
+    opening: InputError | None = None
+    try:
+        opened = inputs.open_extension(args.extension, cache)  # its reads start now: import the rest after
+    except InputError as e:
+        opening = e
+    from wheeldoc.abi.fetch import IndexOptions
+    from wheeldoc.core.engine import finalize, input_error_finding
+    from wheeldoc.core.model import Report
+    from wheeldoc.render.output import emit
+
     options = IndexOptions(args.index_url, tuple(args.extra_index_url), tuple(args.find_links),
                            args.torch_backend, getattr(args, "no_index", False))
     report = Report("abi", settings.target.to_dict())
-    cache = Cache()
     env_holder: list = []
 
     def env():
@@ -48,9 +55,9 @@ def _run(args: argparse.Namespace) -> int:
         return env_holder[0]
 
     sides: list = []
-    opened = None
     try:
-        opened = inputs.open_extension(args.extension, cache)  # its reads start now
+        if opening is not None:
+            raise opening
         ext = inputs.extension_side(_fetched_extension(args, settings, options) if opened is None else args.extension,
                                     env, cache, opened)
         sides.append(ext)

@@ -15,7 +15,6 @@ import os
 import posixpath
 import re
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,8 @@ from wheeldoc.core.errors import InputError
 from wheeldoc.core.priority import lower_this_thread
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from wheeldoc.core.cache import Cache
     from wheeldoc.binary.elf import ElfInfo, SymbolVersion
     from wheeldoc.binary.members import MemberSource
@@ -161,6 +162,8 @@ _SWITCH: list[float] = []  # the switch interval before read_ahead shortened it
 def _executor() -> ThreadPoolExecutor:
     """The reader threads, one set per process (as many as cores, at most 4)."""
     if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor  # imported once a thread is needed (after any fork)
+
         _POOL.append(ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1), thread_name_prefix="wheeldoc-elf",
                                         initializer=lower_this_thread))
     return _POOL[0]
