@@ -41,6 +41,7 @@ DATA = Path(__file__).resolve().parents[1] / "wheeldoc" / "data"
 OUT, SOURCES = DATA / "torch_pins.json.gz", DATA / "torch_pins_sources.json.gz"
 CANDIDATES = Path(__file__).resolve().parent / "torch_pins_candidates.txt"
 INDEX = "https://pypi.org/simple"
+CACHE: Path | None = None  # --cache: METADATA files kept by the wheel's sha256 (outside the repository)
 SINCE = "2020-10-01"  # torch 1.7 (2020-10-27) on: older releases predate the images judged
 PACKAGES = {  # package -> extras whose requirements count (sglang's torch pin is in `srt`)
     "vllm": (), "sglang": ("srt",), "xformers": (), "torchvision": (), "torchaudio": (),
@@ -290,13 +291,22 @@ def build(pkg: str, extras: tuple[str, ...], jobs: int) -> tuple[dict, dict]:
         import urllib.error
         import urllib.request
 
-        try:  # PEP 658: the index serves the wheel's METADATA beside it (for most wheels, advertised or not)
-            with urllib.request.urlopen(f["url"] + ".metadata", timeout=60) as r:
-                text = r.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError:
-            text = None
+        cached = CACHE / "metadata" / f"{f['hashes']['sha256']}.txt" if CACHE else None
+        if cached is not None and cached.exists():  # by the wheel's sha256: what it holds never changes
+            text = cached.read_text()
         if text is None:
-            text = range_metadata(f["url"], f.get("size"))
+            try:  # PEP 658: the index serves the wheel's METADATA beside it (for most wheels, advertised or not)
+                with urllib.request.urlopen(f["url"] + ".metadata", timeout=60) as r:
+                    text = r.read().decode("utf-8", "replace")
+            except urllib.error.HTTPError:
+                text = None
+            if text is None:
+                text = range_metadata(f["url"], f.get("size"))
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(f".{id(text)}.tmp")
+                tmp.write_text(text)
+                tmp.replace(cached)
         torch, deps = split(text, extras, names)
         return ver, {"python": row["python"], "torch": torch, "deps": deps}, \
             f"{f['filename']} sha256:{f['hashes']['sha256']}"
@@ -348,7 +358,11 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--packages", nargs="*", default=list(PACKAGES), help="rebuild only these (others kept)")
     ap.add_argument("--recode", action="store_true", help="only re-encode markers still written as text (no network)")
+    ap.add_argument("--cache", type=Path, help="keep each METADATA read here, by the wheel's sha256 "
+                    "(scripts/select_torch_dependents.py fills the same folder)")
     a = ap.parse_args()
+    global CACHE
+    CACHE = a.cache
     if a.recode:
         data = read_gz(OUT)
         for body in data["packages"].values():
@@ -379,6 +393,11 @@ def main() -> None:
                "dropped": old_src.get("dropped", {}) if old_src.get("schema") == 3 else {},
                "candidates": "scripts/torch_pins_candidates.txt",
                "torch_series": {k: v["file"] for k, v in torch_series().items()}}
+    for gone in set(table["packages"]) - set(PACKAGES):  # no longer a candidate (the list's header says why)
+        table["packages"].pop(gone)
+        sources["packages"].pop(gone, None)
+    for gone in set(sources["dropped"]) - set(PACKAGES):
+        sources["dropped"].pop(gone)
     for pkg in a.packages:
         extras = PACKAGES[pkg]
         try:
