@@ -27,14 +27,11 @@ reads the index pages again).
 from __future__ import annotations
 
 import argparse
-import functools
 import gzip
 import hashlib
 import json
 import sys
-import threading
 import time
-import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -44,52 +41,10 @@ INDEX = "https://pypi.org/simple"
 RUNTIME = ("torch", "triton", "pytorch-triton")  # torch and its runtime packages (with nvidia-*)
 
 
-_LOCAL = threading.local()
-
-
-@functools.lru_cache(maxsize=1)
-def _ssl():
-    """One TLS context for every connection (making one loads the CA store: ~40 ms of CPU each);
-    urllib (make_torch_pins' range reads) is given it too."""
-    import ssl
-    import urllib.request
-
-    ctx = ssl.create_default_context()
-    urllib.request.install_opener(urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx)))
-    return ctx
-
-
 def _get(url: str, headers: dict | None = None) -> bytes | None:
-    """The body, None on 404/410 (no such project or file); retried on other errors. One kept-alive
-    HTTPS connection per thread and host (a TLS handshake per request costs more than the request)."""
-    import http.client
-    from urllib.parse import urlsplit
+    from make_torch_pins import http_get
 
-    u = urlsplit(url)
-    conns = _LOCAL.__dict__.setdefault("conns", {})
-    for attempt in range(5):
-        conn = conns.get(u.netloc)
-        if conn is None:
-            conn = conns[u.netloc] = http.client.HTTPSConnection(u.netloc, timeout=60, context=_ssl())
-        try:
-            conn.request("GET", u.path + (f"?{u.query}" if u.query else ""), headers=headers or {})
-            r = conn.getresponse()
-            body = r.read()
-            if r.status in (404, 410):
-                return None
-            if r.status in (301, 302, 307, 308) and r.getheader("Location"):
-                return _get(urllib.parse.urljoin(url, r.getheader("Location")), headers)
-            if r.status == 200:
-                return body
-            err: Exception = OSError(f"HTTP {r.status} for {url}")
-        except (OSError, http.client.HTTPException) as e:
-            err = e
-        conn.close()
-        conns.pop(u.netloc, None)
-        if attempt == 4:
-            raise err
-        time.sleep(1 + 2 * attempt)
-    return None
+    return http_get(url, headers)
 
 
 class Cache:
@@ -248,6 +203,7 @@ def main() -> None:
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "wheeldoc-pypi-meta")
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--refresh", action="store_true", help="read the index pages again")
+    ap.add_argument("--out", type=Path, default=OUT, help="the list to write (default: %(default)s)")
     ap.add_argument("--report", type=Path, help="write each project's decision here (JSON)")
     a = ap.parse_args()
     from packaging.utils import canonicalize_name
@@ -256,7 +212,6 @@ def main() -> None:
     ranking = json.loads(raw)
     names = [str(canonicalize_name(r["project"])) for r in ranking["rows"]]
     cache = Cache(a.cache, a.refresh)
-    _ssl()
 
     def one(item: tuple[int, str]) -> dict:
         rank, name = item
@@ -302,7 +257,7 @@ def main() -> None:
             f"only, {count('no final release')} with no final release, {count('not on PyPI')} not on PyPI, "
             f"{len(failed)} not read. make_torch_pins.py reads every release since 2020-10 of each.")
     header = "".join(f"# {line}\n" for line in textwrap.wrap(text, 98)) + "# rank\tname\n"
-    OUT.write_text(header + "".join(f"{r['rank']}\t{r['name']}\n" for r in sel))
+    a.out.write_text(header + "".join(f"{r['rank']}\t{r['name']}\n" for r in sel))
     if a.report:
         a.report.write_text(json.dumps(got, indent=0))
     print(f"{len(sel)} selected of {len(names)}", file=sys.stderr)
