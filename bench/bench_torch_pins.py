@@ -2,7 +2,7 @@
 """What the torch-pin table (wheeldoc/data/torch_pins.json.gz) costs `wheeldoc check`: its load, and
 `check` on real Dockerfiles that install packages of the table, each in a fresh process.
 
-    python bench/bench_torch_pins.py [--runs 15] [--against DIR] [FILE …]
+    python bench/bench_torch_pins.py [--runs 15] [--against DIR …] [FILE …]
 
 `--against DIR`: a second tree holding a `wheeldoc/` package (an older commit unpacked with
 `git archive <commit> wheeldoc | tar -x -C DIR`); its runs are interleaved with this tree's, run for
@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 FILES = (REPO / "fixtures/real/heldout3/dockerfiles/scitrera__Dockerfile.llm_inference/Dockerfile",
          REPO / "fixtures/real/heldout2/dockerfiles/ltp-sglang__Dockerfile.gb200/Dockerfile")
-LOAD = ("import time; t = time.perf_counter(); from wheeldoc.data.base_images import torch_pins; p = torch_pins();"
+LOAD = ("import time; from wheeldoc.data.base_images import torch_pins; t = time.perf_counter(); p = torch_pins();"
         "p['vllm']['releases']; p.get('sglang'); 'unsloth' in p; print(time.perf_counter() - t)")
 
 
@@ -40,12 +40,13 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("files", nargs="*", type=Path, default=list(FILES))
     ap.add_argument("--runs", type=int, default=15)
-    ap.add_argument("--against", type=Path, help="another tree to interleave with this one")
+    ap.add_argument("--against", type=Path, action="append", default=[],
+                    help="another tree to interleave with this one (repeatable)")
     a = ap.parse_args()
-    trees = {"this tree": REPO} | ({f"against {a.against}": a.against.resolve()} if a.against else {})
+    trees = {"this tree": REPO} | {str(t): t.resolve() for t in a.against}
     for tree in trees.values():  # bytecode compiled once, as an installed wheeldoc has it
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "wheeldoc")], check=True)
-    jobs = {"table load (in-process)": ["-c", LOAD]}
+    jobs = {"table load + vllm, sglang (in-process, module imported)": ["-c", LOAD]}
     for f in a.files:
         lines = len(f.read_text().splitlines())
         jobs[f"check {f.parent.name}/{f.name} ({lines} lines)"] = ["-m", "wheeldoc", "check", str(f.resolve())]

@@ -251,8 +251,8 @@ def main() -> None:
             f"rule). Ranking: {a.ranking_source}:{a.ranking.name} (sha256 {hashlib.sha256(raw).hexdigest()}, "
             f"last_update {ranking.get('last_update')}, {len(names)} projects). Selected: every ranked project "
             f"whose newest final non-yanked release on PyPI has a wheel whose METADATA has a `Requires-Dist: "
-            f"torch...` line outside an extra that holds on linux (PEP 691 index pages + PEP 658 metadata, read "
-            f"{time.strftime('%Y-%m')}). Left out: names containing \"nightly\", torch, triton and nvidia-* "
+            f"torch...` line outside an extra that holds on linux (PEP 691 index pages; the wheel's PEP 658 "
+            f".metadata file, else its METADATA member by HTTP range requests; read {time.strftime('%Y-%m')}). Left out: names containing \"nightly\", torch, triton and nvidia-* "
             f"({count('excluded')}). Not judged: {count('no wheel (sdist only)')} whose newest release is sdist "
             f"only, {count('no final release')} with no final release, {count('not on PyPI')} not on PyPI, "
             f"{len(failed)} not read. make_torch_pins.py reads every release since 2020-10 of each.")
