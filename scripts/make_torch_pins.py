@@ -26,6 +26,7 @@ YY.MM) can be bounded.
 
     uv run python scripts/make_torch_pins.py                      # every package
     uv run python scripts/make_torch_pins.py --packages lightning pytorch-lightning --jobs 16
+    uv run python scripts/make_torch_pins.py --jobs 16 --cache /work/cache/pypi-meta   # METADATA kept by sha256
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import argparse
 import io
 import json
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -41,6 +43,7 @@ DATA = Path(__file__).resolve().parents[1] / "wheeldoc" / "data"
 OUT, SOURCES = DATA / "torch_pins.json.gz", DATA / "torch_pins_sources.json.gz"
 CANDIDATES = Path(__file__).resolve().parent / "torch_pins_candidates.txt"
 INDEX = "https://pypi.org/simple"
+CACHE: Path | None = None  # --cache: METADATA files kept by the wheel's sha256 (outside the repository)
 SINCE = "2020-10-01"  # torch 1.7 (2020-10-27) on: older releases predate the images judged
 PACKAGES = {  # package -> extras whose requirements count (sglang's torch pin is in `srt`)
     "vllm": (), "sglang": ("srt",), "xformers": (), "torchvision": (), "torchaudio": (),
@@ -81,6 +84,21 @@ def read_gz(path: Path) -> dict:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
+def write_table(data: dict) -> None:
+    """torch_pins.json.gz, schema 4: each package's body is stored as its own compact JSON text (a
+    string), so wheeldoc decodes only the packages a Dockerfile names (wheeldoc/data/base_images.py)."""
+    out = dict(data, schema=4)
+    out["packages"] = {k: json.dumps(v, sort_keys=True, separators=(",", ":")) for k, v in data["packages"].items()}
+    write_gz(OUT, out)
+
+
+def read_table() -> dict:
+    """torch_pins.json.gz with every package's body decoded (schema 3 stored them as objects)."""
+    data = read_gz(OUT)
+    data["packages"] = {k: json.loads(v) if isinstance(v, str) else v for k, v in data["packages"].items()}
+    return data
+
+
 def group(releases: dict[str, dict]) -> list:
     """[[row, "v1 v2 …"], …]: the releases that share one row (Requires-Python, torch, deps) stored once."""
     by: dict[str, list[str]] = {}
@@ -94,6 +112,49 @@ def group(releases: dict[str, dict]) -> list:
 
 def ungroup(rows: list) -> dict[str, dict]:
     return {v: row for row, vs in rows for v in vs.split()}
+
+
+_LOCAL = threading.local()
+_TLS = None
+
+
+def http_get(url: str, headers: dict | None = None) -> bytes | None:
+    """GET: the body (200, or 206 for a range), None on 404/410; retried on other answers and on
+    network errors (a name-resolution hiccup). One kept-alive HTTPS connection per thread and host,
+    one TLS context for all: a handshake, a DNS lookup and a CA-store load per request cost more
+    than the request."""
+    import http.client
+    import ssl
+    import time
+    from urllib.parse import urljoin, urlsplit
+
+    global _TLS
+    if _TLS is None:
+        _TLS = ssl.create_default_context()
+    u = urlsplit(url)
+    conns = _LOCAL.__dict__.setdefault("conns", {})
+    err: Exception = OSError(url)
+    for attempt in range(5):
+        conn = conns.get(u.netloc)
+        if conn is None:
+            conn = conns[u.netloc] = http.client.HTTPSConnection(u.netloc, timeout=60, context=_TLS)
+        try:
+            conn.request("GET", u.path + (f"?{u.query}" if u.query else ""), headers=headers or {})
+            r = conn.getresponse()
+            body = r.read()
+            if r.status in (404, 410):
+                return None
+            if r.status in (301, 302, 307, 308) and r.getheader("Location"):
+                return http_get(urljoin(url, r.getheader("Location")), headers)
+            if r.status in (200, 206):
+                return body
+            err = OSError(f"HTTP {r.status} for {url}")
+        except (OSError, http.client.HTTPException) as e:
+            err = e
+        conn.close()
+        conns.pop(u.netloc, None)
+        time.sleep(1 + 2 * attempt)
+    raise err
 
 
 class _RangeFile(io.RawIOBase):
@@ -143,17 +204,10 @@ class _RangeFile(io.RawIOBase):
         return out
 
     def _get(self, start: int, end: int) -> bytes:
-        import urllib.request
-
-        req = urllib.request.Request(self.url, headers={"Range": f"bytes={start}-{end - 1}"})
-        for attempt in range(4):
-            try:
-                with urllib.request.urlopen(req, timeout=60) as r:
-                    return r.read()
-            except OSError:
-                if attempt == 3:
-                    raise
-        return b""
+        body = http_get(self.url, {"Range": f"bytes={start}-{end - 1}"})
+        if body is None:
+            raise OSError(f"{self.url}: not found")
+        return body
 
 
 TAIL = 256 * 1024
@@ -169,11 +223,10 @@ def range_metadata(url: str, size: int | None = None) -> str:
 
 
 def page(pkg: str) -> dict:
-    import urllib.request
-
-    req = urllib.request.Request(f"{INDEX}/{pkg}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.load(r)
+    body = http_get(f"{INDEX}/{pkg}/", {"Accept": "application/vnd.pypi.simple.v1+json"})
+    if body is None:
+        raise OSError(f"{INDEX}/{pkg}/: not found")
+    return json.loads(body)
 
 
 def releases(pkg: str) -> dict[str, dict]:
@@ -287,16 +340,17 @@ def build(pkg: str, extras: tuple[str, ...], jobs: int) -> tuple[dict, dict]:
         if f is None:
             return ver, {"python": row["python"], "torch": None, "deps": {}}, "no wheel on PyPI (sdist only)"
         text = None
-        import urllib.error
-        import urllib.request
-
-        try:  # PEP 658: the index serves the wheel's METADATA beside it (for most wheels, advertised or not)
-            with urllib.request.urlopen(f["url"] + ".metadata", timeout=60) as r:
-                text = r.read().decode("utf-8", "replace")
-        except urllib.error.HTTPError:
-            text = None
+        cached = CACHE / "metadata" / f"{f['hashes']['sha256']}.txt" if CACHE else None
+        if cached is not None and cached.exists():  # by the wheel's sha256: what it holds never changes
+            text = cached.read_text()
         if text is None:
-            text = range_metadata(f["url"], f.get("size"))
+            body = http_get(f["url"] + ".metadata")  # PEP 658: served beside most wheels, advertised or not
+            text = body.decode("utf-8", "replace") if body is not None else range_metadata(f["url"], f.get("size"))
+            if cached is not None:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(f".{id(text)}.tmp")
+                tmp.write_text(text)
+                tmp.replace(cached)
         torch, deps = split(text, extras, names)
         return ver, {"python": row["python"], "torch": torch, "deps": deps}, \
             f"{f['filename']} sha256:{f['hashes']['sha256']}"
@@ -348,9 +402,13 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=16)
     ap.add_argument("--packages", nargs="*", default=list(PACKAGES), help="rebuild only these (others kept)")
     ap.add_argument("--recode", action="store_true", help="only re-encode markers still written as text (no network)")
+    ap.add_argument("--cache", type=Path, help="keep each METADATA read here, by the wheel's sha256 "
+                    "(scripts/select_torch_dependents.py fills the same folder)")
     a = ap.parse_args()
+    global CACHE
+    CACHE = a.cache
     if a.recode:
-        data = read_gz(OUT)
+        data = read_table()
         for body in data["packages"].values():
             for row, _ in body["rows"]:
                 def enc(line: str) -> str:
@@ -361,16 +419,16 @@ def main() -> None:
                     row["torch"] = [enc(x) for x in row["torch"]]
                 row["deps"] = {k: " | ".join(enc(x) for x in v.split(" | ")) for k, v in row["deps"].items()}
         data["marker_axes"] = {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}
-        write_gz(OUT, data)
+        write_table(data)
         return
-    old = read_gz(OUT) if OUT.exists() else {}
+    old = read_table() if OUT.exists() else {}
     old_src = read_gz(SOURCES) if SOURCES.exists() else {}
-    table = {"schema": 3,
-             "_comment": "per package, rows shared by releases: [{Requires-Python, torch requirement (null: not "
+    table = {"schema": 4,
+             "_comment": "per package, as one JSON text decoded on use, rows shared by releases: [{Requires-Python, torch requirement (null: not "
                          "known), requirements on other packages of the table}, \"versions\"]; from the wheel "
                          "METADATA on PyPI; provenance in torch_pins_sources.json.gz; rebuilt by "
                          "scripts/make_torch_pins.py",
-             "packages": old.get("packages", {}) if old.get("schema") == 3 else {},
+             "packages": old.get("packages", {}) if old.get("schema") in (3, 4) else {},
              "torch_series": {k: v["date"] for k, v in torch_series().items()},
              "torch_pythons": torch_pythons(),
              "marker_axes": {"machines": list(MARKER_MACHINES), "pythons": list(MARKER_PYTHONS)}}
@@ -379,6 +437,11 @@ def main() -> None:
                "dropped": old_src.get("dropped", {}) if old_src.get("schema") == 3 else {},
                "candidates": "scripts/torch_pins_candidates.txt",
                "torch_series": {k: v["file"] for k, v in torch_series().items()}}
+    for gone in set(table["packages"]) - set(PACKAGES):  # no longer a candidate (the list's header says why)
+        table["packages"].pop(gone)
+        sources["packages"].pop(gone, None)
+    for gone in set(sources["dropped"]) - set(PACKAGES):
+        sources["dropped"].pop(gone)
     for pkg in a.packages:
         extras = PACKAGES[pkg]
         try:
@@ -401,7 +464,7 @@ def main() -> None:
             sources["dropped"].pop(pkg, None)
             print(f"{pkg}: {len(rels)} releases ({len(rels) - len(known)} without a wheel), exact torch pin in every "
                   f"one: {exact}", file=sys.stderr, flush=True)
-        write_gz(OUT, table)
+        write_table(table)
         write_gz(SOURCES, sources)
     kept = set(table["packages"])
     for body in table["packages"].values():  # requirements on packages the table does not hold are not needed
@@ -409,7 +472,7 @@ def main() -> None:
         for row in rels.values():
             row["deps"] = {k: v for k, v in row["deps"].items() if k in kept}
         body["rows"] = group(rels)
-    write_gz(OUT, table)
+    write_table(table)
 
 
 if __name__ == "__main__":

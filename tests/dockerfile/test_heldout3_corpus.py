@@ -34,7 +34,7 @@ def test_heldout3_labels_cover_the_corpus() -> None:
 
 
 def test_heldout3_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (7, 5, 0, 2)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (7, 6, 0, 1)
     assert measured["clean_files_with_findings"] == []
     misses = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("MISS"))
-    assert misses == ["koble-deep-learning-images__Dockerfile/Dockerfile", "tacc-inference__Dockerfile/Dockerfile"]
+    assert misses == ["tacc-inference__Dockerfile/Dockerfile"]

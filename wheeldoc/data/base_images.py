@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -55,20 +56,46 @@ def _rows() -> list[dict]:
     return data["rows"]
 
 
+class _Pins(Mapping):
+    """package -> its body, each decoded from its own JSON text on first use (schema 4), so a
+    Dockerfile that names two packages of the table pays for two, not for every one."""
+
+    def __init__(self, raw: dict) -> None:
+        self._raw, self._done = raw, {}
+
+    def __getitem__(self, name: str) -> dict:
+        body = self._done.get(name)
+        if body is None:
+            text = self._raw[name]
+            body = json.loads(text) if isinstance(text, str) else text
+            body["releases"] = {v: row for row, versions in body.pop("rows") for v in versions.split()}
+            self._done[name] = body
+        return body
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+
 @lru_cache(maxsize=1)
 def _pins_file() -> dict:
-    """torch_pins.json.gz with each package's shared rows expanded to `releases` (version -> row)."""
+    """torch_pins.json.gz; `packages` a mapping that decodes a package (its shared rows expanded to
+    `releases`, version -> row) when it is first asked for."""
     import gzip
 
     data = json.loads(gzip.decompress((_DIR / "torch_pins.json.gz").read_bytes()))
-    if data.get("schema") != 3:
+    if data.get("schema") not in (3, 4):
         raise ValueError("torch_pins.json.gz: unknown schema")
-    for body in data["packages"].values():
-        body["releases"] = {v: row for row, versions in body.pop("rows") for v in versions.split()}
+    data["packages"] = _Pins(data["packages"])
     return data
 
 
-def torch_pins() -> dict:
+def torch_pins() -> Mapping[str, dict]:
     """package -> {"releases": {version: {"python", "torch", "deps"}}, …} (scripts/make_torch_pins.py)."""
     return _pins_file()["packages"]
 
