@@ -33,6 +33,13 @@ def test_ignore_installed_over_the_image_torch(check):
     assert wd403(check(DOCKERFILE.format(flag=""))) == []  # accelerate admits the image's torch: kept
 
 
+def test_ignore_installed_with_a_requirement_through_a_dependency(check):
+    # unsloth's newest asks torch<2.15,>=2.4 itself and torch>=2.10 through xformers (older
+    # xformers releases relax that): a fresh resolution still takes the newest of each, as an assumption
+    [f] = wd403(check(DOCKERFILE.format(flag="--ignore-installed unsloth ")))
+    assert f["severity"] == "warning" and f["data"]["package_version"].startswith("2.14.")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(UV is None, reason="uv not on PATH")
 def test_real_pip_reinstalls_the_newest_torch_with_ignore_installed(tmp_path: Path) -> None:

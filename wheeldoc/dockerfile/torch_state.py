@@ -276,7 +276,7 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     requirements admit on PyPI (pypi_torch), when that is another release than the image's."""
     from packaging.version import InvalidVersion, Version
 
-    got = pypi_torch(facts, step, reqs, state)
+    got = pypi_torch(facts, step, reqs, state, fresh=True)
     if got is None:
         return None
     try:
@@ -430,7 +430,8 @@ def _chain_instructions(facts: DockerFacts, step: Step):
                     yield ins
 
 
-def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | None) -> PypiTorch | None:
+def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | None,
+               fresh: bool = False) -> PypiTorch | None:
     """The torch PyPI serves to an install whose requirements moved (or brought) torch: the newest
     torch release (wheeldoc/data/torch_pins.json.gz: the CPython versions of each release's linux
     wheels) that every requirement admits for the image's Python, and the CUDA major of PyPI's
@@ -461,12 +462,17 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
             covered = set()
             for c in req.candidates:
                 if c.torch is None or any(sp is None or picked == "conditional" for _f, sp, picked in c.torch):
-                    return None
+                    if not fresh:
+                        return None
+                    # a fresh resolution (--ignore-installed) takes the newest of every package: a
+                    # requirement through a dependency that older releases relax still leaves the pick
+                    # to the others, but only as an assumption
+                    certain = False
                 for p in ([c.python] if c.python else pys):
                     if p in per_py:
                         covered.add(p)
-                        per_py[p] += [sp for _f, sp, _ in c.torch if sp]
-                if any(picked is True and sp for _f, sp, picked in c.torch):
+                        per_py[p] += [sp for _f, sp, _ in c.torch or () if sp]
+                if any(picked is True and sp for _f, sp, picked in c.torch or ()):
                     certain = False  # the newest release of an unpinned package: assumed
             if req.version is None:
                 certain = False  # an unpinned package: its newest release is assumed
@@ -474,7 +480,7 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
                 del per_py[p]  # no release of the package for that Python: the install cannot be that
             pys = tuple(p for p in pys if p in per_py)
             c = req.candidates[-1]
-            words.append(f"{req.package} {c.release} requires torch{','.join(sp for _f, sp, _ in c.torch if sp) or ' (any)'}")
+            words.append(f"{req.package} {c.release} requires torch{','.join(sp for _f, sp, _ in c.torch or () if sp) or ' (any)'}")
         elif req.spec is not None:
             for p in per_py:
                 per_py[p].append(req.spec)
