@@ -156,6 +156,42 @@ NGC_RELEASES = {
                  "recommend start from a clean conda environment, including: - Python 3.8 - NVIDIA CUDA 12.1.0 ... "
                  "- PyTorch 2.1.0a0+fe05266f'",
     },
+    "24.01": {
+        "torch": None, "python": "3.10", "cuda": "12.3.2",
+        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-01.html, as quoted "
+                  "in a public Dockerfile (search-index file id 24567752404, CUDA) and named in a public Dockerfile"
+                  " header (search-index file id 61095583162, Python); the torch build is not in these quotes",
+        "quote": "'# PyTorch=2.2.0, cuda=12.3.2 # Ref: "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-01.html#rel-24-01';"
+                 " '# Nocturne Simulator — PyTorch Release 24.01 (Ubuntu 22.04 / Python 3.10) FROM "
+                 "nvcr.io/nvidia/pytorch:24.01-py3'",
+    },
+    "24.04": {
+        "torch": None, "python": "3.10", "cuda": "12.4",
+        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-04.html, its "
+                  "'Contents of the PyTorch container' section as copied verbatim in a public README (search-index "
+                  "file id 39803068600); the copy gives CUDA without a patch level and no torch build",
+        "quote": "'Base Image nvcr.io/nvidia/pytorch:24.04-py3 ... It is prebuilt and installed in the default "
+                 "Python environment (/usr/local/lib/python3.10/dist-packages/torch) in the container image. The "
+                 "container also includes the following: ‣ Ubuntu 22.04 including Python 3.10 ‣ NVIDIA CUDA 12.4 ‣"
+                 " NVIDIA cuBLAS 12.4.5.8'",
+    },
+    "24.05": {
+        "torch": None, "python": "3.10", "cuda": "12.4.1",
+        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html, as copied "
+                  "in a public benchmark script (search-index file id 1451921646); no torch build in the copy",
+        "quote": "'# https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html # Ubuntu"
+                 " 22.04 including Python 3.10 # NVIDIA CUDA 12.4.1 # NVIDIA cuBLAS 12.4.5.8 # NVIDIA cuDNN "
+                 "9.1.0.70'",
+    },
+    "24.10": {
+        "torch": None, "python": "3.10", "cuda": "12.6.2",
+        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-10.html, as quoted "
+                  "in a public yolov9 QAT README (search-index file id 16339551928); no torch build in the quote",
+        "quote": "'NVIDIA PyTorch image (nvcr.io/nvidia/pytorch:24.10-py3) Release 24.10 is based Ubuntu 22.04 "
+                 "including Python 3.10 CUDA 12.6.2, which requires NVIDIA Driver release 560 or later ... "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-10.html'",
+    },
     "25.12": {
         "torch": "2.10.0a0+b4e4ee81d3", "python": "3.12", "cuda": "13.1.0",
         "source": _NOTES + "rel-25-12.html",
