@@ -229,38 +229,54 @@ def page(pkg: str) -> dict:
     return json.loads(body)
 
 
-def releases(pkg: str) -> dict[str, dict]:
-    """version -> {"python": Requires-Python, "wheel": the file to read or None (sdist only)}."""
+def final_file(name: str, sdists: tuple[str, ...] = (".tar.gz", ".zip")):
+    """(version, the wheel's tags, or None for an sdist) of a final release's file; None for any
+    other file (a pre-release, dev or local version, a name that does not parse)."""
     from packaging.utils import InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename, parse_wheel_filename
     from packaging.version import InvalidVersion
 
+    try:
+        if name.endswith(".whl"):
+            _, ver, _, tags = parse_wheel_filename(name)
+        elif name.endswith(sdists):
+            ver, tags = parse_sdist_filename(name)[1], None
+        else:
+            return None
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
+    if ver.is_prerelease or ver.is_devrelease or ver.local:
+        return None
+    return ver, tags
+
+
+def wheel_rank(name: str, tags) -> tuple | None:
+    """How good a wheel is to read its release's METADATA from (higher is better): a pure-Python
+    wheel, then the linux x86-64 wheel of the newest CPython; None for another platform's."""
+    plats = {t.platform for t in tags}
+    if "any" in plats:
+        return (2, 0, name)
+    if any("linux" in p and "x86_64" in p for p in plats):
+        return (1, max((int(t.interpreter[2:]) for t in tags if t.interpreter.startswith("cp")
+                        and t.interpreter[2:].isdigit()), default=0), name)
+    return None
+
+
+def releases(pkg: str) -> dict[str, dict]:
+    """version -> {"python": Requires-Python, "wheel": the file to read or None (sdist only)}."""
     out: dict[str, dict] = {}
     for f in page(pkg).get("files", []):
         name = f["filename"]
         if f.get("yanked") or (f.get("upload-time") or "") < SINCE:
             continue
-        try:
-            if name.endswith(".whl"):
-                _, ver, _, tags = parse_wheel_filename(name)
-            elif name.endswith((".tar.gz", ".zip")):
-                ver, tags = parse_sdist_filename(name)[1], None
-            else:
-                continue
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        got = final_file(name)
+        if got is None:
             continue
-        if ver.is_prerelease or ver.is_devrelease or ver.local:
-            continue
+        ver, tags = got
         row = out.setdefault(str(ver), {"python": f.get("requires-python") or "", "wheel": None, "key": None})
         if tags is None:
             continue
-        plats = {t.platform for t in tags}
-        if "any" in plats:
-            key = (2, 0, name)
-        elif any("linux" in p and "x86_64" in p for p in plats):
-            py = max((int(t.interpreter[2:]) for t in tags if t.interpreter.startswith("cp")
-                      and t.interpreter[2:].isdigit()), default=0)
-            key = (1, py, name)
-        else:
+        key = wheel_rank(name, tags)
+        if key is None:
             continue
         if row["key"] is None or key > row["key"]:
             row.update(key=key, wheel=f, python=f.get("requires-python") or row["python"])

@@ -123,37 +123,21 @@ def _newest_files(page: dict) -> list[dict]:
 
 def newest_wheel(page: dict) -> tuple[str | None, dict | None]:
     """(newest final non-yanked version, the wheel of it to read or None when it has no wheel)."""
-    from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, parse_sdist_filename,
-                                 parse_wheel_filename)
-    from packaging.version import InvalidVersion
+    from make_torch_pins import final_file, wheel_rank
 
     best: dict = {}
     for f in _newest_files(page):
         name = f["filename"]
         if f.get("yanked"):
             continue
-        try:
-            if name.endswith(".whl"):
-                _, ver, _, tags = parse_wheel_filename(name)
-            elif name.endswith((".tar.gz", ".zip", ".tar.bz2", ".tgz")):
-                ver, tags = parse_sdist_filename(name)[1], None
-            else:
-                continue
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        got = final_file(name, (".tar.gz", ".zip", ".tar.bz2", ".tgz"))
+        if got is None:
             continue
-        if ver.is_prerelease or ver.is_devrelease or ver.local:
-            continue
+        ver, tags = got
         slot = best.setdefault(ver, [None, None])
         if tags is None:
             continue
-        plats = {t.platform for t in tags}
-        if "any" in plats:
-            key = (3, 0, name)
-        elif any("linux" in p and "x86_64" in p for p in plats):
-            key = (2, max((int(t.interpreter[2:]) for t in tags if t.interpreter.startswith("cp")
-                           and t.interpreter[2:].isdigit()), default=0), name)
-        else:
-            key = (1, 0, name)
+        key = wheel_rank(name, tags) or (0, 0, name)  # any wheel's METADATA will do here
         if slot[0] is None or key > slot[0]:
             slot[:] = [key, f]
     if not best:

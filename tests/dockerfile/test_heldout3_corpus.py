@@ -8,12 +8,11 @@ a change shows up either way, and the doc and this file change together."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from tests.dockerfile.realcorpus import bench
+from tests.dockerfile.realcorpus import assert_labelled, bench, missed
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "fixtures" / "real" / "heldout3" / "dockerfiles"
@@ -25,16 +24,11 @@ def measured() -> dict:
 
 
 def test_heldout3_labels_cover_the_corpus() -> None:
-    labels = json.loads((CORPUS / "labels.json").read_text())
-    files = {p.relative_to(CORPUS).as_posix() for p in CORPUS.glob("*/Dockerfile")}
-    assert files == set(labels["files"]) and len(files) >= 30
-    manifest = (CORPUS.parent / "MANIFEST.md").read_text()
-    for name in files:
-        assert f"| {name.split('/')[0]} |" in manifest, f"{name} has no provenance row"
+    assert_labelled(CORPUS, 30, lambda name: f"| {name.split('/')[0]} |")
 
 
 def test_heldout3_numbers(measured: dict) -> None:
     assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (7, 6, 0, 1)
     assert measured["clean_files_with_findings"] == []
-    misses = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("MISS"))
+    misses = missed(measured)
     assert misses == ["tacc-inference__Dockerfile/Dockerfile"]

@@ -878,11 +878,16 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
         evidence=(f"torch in the image: {have} ({state.where})", f"named: torch=={version}"),
         fix=Fix(f"Keep the image's torch (drop the torch=={version} pin, or hold the image's torch with `-c`/"
                 f"`--override`), or start from a base image that ships torch {version}", "display-only"),
-        data={"stage": step.stage.label, "package": "torch", "package_version": version,
-              "torch_required": f"=={version}", "torch_installed": state.version,
-              "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
-              "pip_constraint": pip_constraint, "requirement_from": "torch named in the install"},
+        data=_torch_data(step, state, version, f"=={version}", pip_constraint, "torch named in the install"),
     )
+
+
+def _torch_data(step: Step, state, version: str, required: str | None, pip_constraint: str | None,
+                frm: str) -> dict:
+    """The JSON data of a WD403 finding about the torch itself replacing the one there."""
+    return {"stage": step.stage.label, "package": "torch", "package_version": version,
+            "torch_required": required, "torch_installed": state.version, "torch_prerelease": state.prerelease,
+            "installed_by": state.where, "known": True, "pip_constraint": pip_constraint, "requirement_from": frm}
 
 
 def _pinned_over_earlier(facts: DockerFacts, step: Step, state, version: str) -> Finding:
@@ -899,10 +904,7 @@ def _pinned_over_earlier(facts: DockerFacts, step: Step, state, version: str) ->
         evidence=(f"torch before this install: {state.version} ({state.where})", f"named here: torch=={version}"),
         fix=Fix(f"Pin one torch: make the two pins agree (torch=={state.version} in both), or drop the earlier "
                 f"install; hold it with `-c`/`--override` if the earlier build must stay", "display-only"),
-        data={"stage": step.stage.label, "package": "torch", "package_version": version,
-              "torch_required": f"=={version}", "torch_installed": state.version,
-              "torch_prerelease": state.prerelease, "installed_by": state.where, "known": True,
-              "pip_constraint": None, "requirement_from": "torch named in the install"},
+        data=_torch_data(step, state, version, f"=={version}", None, "torch named in the install"),
     )
 
 
@@ -923,10 +925,7 @@ def _reinstalled(facts: DockerFacts, step: Step, state, got) -> Finding:
                   "--ignore-installed: installed packages are not considered; nothing here holds torch"),
         fix=Fix("Keep the image's torch: drop --ignore-installed (uninstall the one package pip cannot, if that "
                 "is why it is there), or hold torch with `-c` a file holding the installed torch", "display-only"),
-        data={"stage": step.stage.label, "package": "torch", "package_version": got.version,
-              "torch_required": None, "torch_installed": state.version, "torch_prerelease": state.prerelease,
-              "installed_by": state.where, "known": True, "pip_constraint": None,
-              "requirement_from": "--ignore-installed"},
+        data=_torch_data(step, state, got.version, None, None, "--ignore-installed"),
     )
 
 
