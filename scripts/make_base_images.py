@@ -52,8 +52,12 @@ EXTENSION_BUILDS = {
     "detectron2": ("forced-cuda-only", "facebookresearch/detectron2 setup.py (012c8986): CUDAExtension only when "
                    "`torch.cuda.is_available() and CUDA_HOME` or FORCE_CUDA=1, else a CPU-only CppExtension; the "
                    "CUDA build goes through torch.utils.cpp_extension (TORCH_CUDA_ARCH_LIST or the visible GPUs)"),
-    "torch-scatter": ("torch-default", "rusty1s/pytorch_scatter setup.py: torch.utils.cpp_extension"),
-    "torch-sparse": ("torch-default", "rusty1s/pytorch_sparse setup.py: torch.utils.cpp_extension"),
+    "torch-scatter": ("forced-cuda-only", "rusty1s/pytorch_scatter setup.py (0a9f541c): `WITH_CUDA = "
+                      "torch.cuda.is_available() and …CUDA_HOME`, `suffices = ['cpu', 'cuda'] if WITH_CUDA else "
+                      "['cpu']`, CUDA also with FORCE_CUDA=1 / FORCE_ONLY_CUDA=1; the CUDA build goes through "
+                      "torch.utils.cpp_extension"),
+    "torch-sparse": ("forced-cuda-only", "rusty1s/pytorch_sparse setup.py (8f8398e5): the same switch as "
+                     "torch-scatter (a visible GPU, or FORCE_CUDA=1 / FORCE_ONLY_CUDA=1)"),
 }
 
 # pytorch/pytorch:<torch>-cuda…: the Python of the image's environment, per torch release, from public files

@@ -65,3 +65,15 @@ def test_a_ranged_image_torch_that_every_bound_admits_is_admitted():
     assert admits(">=2.0,<3", ranged, picked=False) is True
     assert admits(">=2.3", ranged, picked=False) is None  # 2.2.x is not admitted, 2.3+ is
     assert admits("<2.5.1", ranged, picked=False) is None  # 2.5.1+ would not be
+
+
+def test_a_later_build_sees_the_torch_an_unpinned_install_moved(check):
+    # line 2 takes vLLM's newest, which pins a CUDA 13 torch from PyPI; line 3 then compiles against
+    # that torch with the image's nvcc 12.4 (the packages line 2 names are not "already there" for it)
+    text = """
+        FROM pytorch/pytorch:2.6.0-cuda12.4-cudnn9-devel
+        RUN pip install vllm
+        RUN pip install flash-attn --no-build-isolation
+    """
+    found = [(f["rule"], f["line"]) for f in check(text) if f["severity"] in ("warning", "error")]
+    assert ("WD403", 2) in found and ("WD405", 3) in found

@@ -1657,8 +1657,8 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS`) is in effect and no other stage sets one (that
     is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
     image that sets the list (NGC PyTorch does; its value is not published, so it counts as set),
-    and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2)
-    unless FORCE_CUDA=1 is in effect. The project compiled is the one the command builds from
+    and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2,
+    torch-scatter, torch-sparse) unless FORCE_CUDA=1 (or FORCE_ONLY_CUDA=1) is in effect. The project compiled is the one the command builds from
     source (a VCS URL, a local path, an sdist, an editable); a bare name beside it comes from the
     index like any dependency, unless `--no-binary` asks for source.
 
@@ -1689,8 +1689,8 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
         name = _build_project(facts, step)
         known = builds.get(name or "")
         if known is not None and known["arch_source"] == "forced-cuda-only":
-            force = facts.var(step, "FORCE_CUDA")
-            if force is None or (force.value or "").strip("\"'") != "1":
+            forced = (facts.var(step, n) for n in ("FORCE_CUDA", "FORCE_ONLY_CUDA"))
+            if not any(v is not None and (v.value or "").strip("\"'") == "1" for v in forced):
                 continue  # no GPU during docker build and no FORCE_CUDA=1: it compiles no CUDA code
         elif known is not None and known["arch_source"] != "torch-default":
             continue  # the project chooses its own architectures, or compiles no CUDA code

@@ -212,7 +212,14 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
     if s.install is None or not s.installs_packages:
         return state
     names, others = _names(facts, s)
-    state = replace(state, installed=state.installed | names, others=state.others or others)
+    after = _advance_install(facts, s, state)  # judged with what was installed before this step
+    return replace(after, installed=after.installed | names, others=after.others or others)
+
+
+def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
+    """The torch after an install, from the torch before it."""
+    from dataclasses import replace
+
     named, version, exact = _named_torch(facts, s)
     if named:
         series = _named_series(facts, s) if not exact else None
