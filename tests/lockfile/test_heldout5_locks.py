@@ -1,9 +1,10 @@
 """The WD1xx rules on held-out set 5's lockfiles (fixtures/real/heldout5/locks): 8 locks (5 uv.lock
 with their pyproject.toml, 2 rye locks, 1 pinned list) from repositories no earlier corpus names,
 labelled by hand (environments read with the real `uv export --frozen`) and committed (65b4605)
-before wheeldoc first ran on them. These tests pin that first run: 2 labelled defects, 1 found,
-2 false positives, 1 missed (docs/real-world-heldout5.md). Update them together with the doc, and
-never tune a rule on this folder without saying so there."""
+before wheeldoc first ran on them. The first run: 2 labelled defects, 1 found, 2 false positives, 1
+missed (docs/real-world-heldout5.md). One change was informed by it (an environment whose torch has no
+wheel for the target platform is not judged there: startrails' cu118/cu124 extras on macOS), so for
+that cause it is no longer held out. These tests pin today's numbers; update them with the doc."""
 
 import importlib.util
 import json
@@ -40,13 +41,11 @@ def test_heldout5_locks_are_labelled_and_recorded():
 
 
 @pytest.mark.slow
-def test_heldout5_lock_first_run_numbers():
+def test_heldout5_lock_numbers():
     m = _script().measure(CORPUS)
-    assert (m["tp"], m["fp"], m["miss"]) == (1, 2, 1), m["per_rule"]
-    assert m["per_rule"] == {"WD101": {"miss": 1}, "WD102": {"tp": 1, "fp": 2}}
-    assert len(m["rows"]) == 14 and m["clean_targets"] == 12 and m["clean_targets_flagged"] == 1
-    flagged = sorted((r["lock"], " ".join(r["args"])) for r in m["rows"] if r["fp"])
-    assert flagged == [("startrails/uv.lock", "--platform macos-arm64")]
+    assert (m["tp"], m["fp"], m["miss"]) == (1, 0, 1), m["per_rule"]
+    assert m["per_rule"] == {"WD101": {"miss": 1}, "WD102": {"tp": 1}}
+    assert len(m["rows"]) == 14 and m["clean_targets"] == 12 and m["clean_targets_flagged"] == 0
     missed = sorted((r["lock"], " ".join(r["args"])) for r in m["rows"] if r["miss"])
     assert missed == [("the-experiment/uv.lock", "--platform linux-aarch64")]
     linux = next(r for r in m["rows"] if r["lock"] == "startrails/uv.lock" and not r["args"])

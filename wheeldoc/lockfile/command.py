@@ -53,6 +53,9 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
     from wheeldoc.lockfile.environments import environments
 
     envs = environments(lock, marker_environment(base.platform, settings.target.python))
+    envs = _installable(envs, base, report, path)
+    if not envs:
+        return []
     report.extra.setdefault("environments", []).append(
         {"input": str(path), "platform": base.platform, "environments": [
             {"name": e.name, "extras": list(e.chosen_extras),
@@ -61,6 +64,24 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
     from wheeldoc.lockfile.combinations import judge_environments
 
     return judge_environments(lock, envs, lambda e: run_family("WD1", LockFacts(lock, settings.target, options, e), ctx))
+
+
+def _installable(envs: list, base, report: Report, path: Path) -> list:
+    """The environments whose torch `uv sync` can install on the target platform; one note each for
+    the others (a torch locked with wheels for other platforms only): no build of it runs there."""
+    from wheeldoc.lockfile.environments import not_installable
+
+    keep = []
+    for e in envs:
+        pkg = not_installable(e, base.platform)
+        if pkg is None:
+            keep.append(e)
+            continue
+        report.skipped.append(Skipped(
+            str(path), f"environment {e.name}: {pkg.name} {pkg.version} has no wheel for {base.platform} (the "
+            f"lock lists wheels for other platforms only, and no sdist), so `uv sync` cannot install it there; "
+            f"it is not judged for {base.platform}", line=pkg.line, severity=Severity.INFO))
+    return keep
 
 
 def not_a_lock(path: Path) -> str:

@@ -421,3 +421,36 @@ def environments(lock: Lockfile, env: dict) -> list[Environment]:
         seen.add(key)
         out.append(Environment(name, chosen, pkgs, env))
     return out
+
+
+# wheel platform tags (the last part of a wheel's file name) each target platform installs
+_WHEEL_PLATFORM = {
+    "linux-x86_64": re.compile(r"linux\w*_x86_64$"),
+    "linux-aarch64": re.compile(r"linux\w*_aarch64$"),
+    "macos-arm64": re.compile(r"macosx_\w+_(?:arm64|universal2)$"),
+    "macos-x86_64": re.compile(r"macosx_\w+_(?:x86_64|intel|universal2?|fat\w*)$"),
+    "windows-amd64": re.compile(r"win_amd64$"),
+}
+
+
+_TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
+
+
+def not_installable(env: Environment, platform: str) -> LockedPackage | None:
+    """torch (or torchvision / torchaudio) of `env` when it cannot be installed on `platform`: the
+    lock lists wheels for it, none for that platform, and no source distribution (`uv sync` fails
+    there: no wheel for the current platform), so no build of it can be judged there. None when each
+    has a way in (or the platform is not one of wheeldoc's)."""
+    pattern = _WHEEL_PLATFORM.get(platform)
+    if pattern is None:
+        return None
+    for pkg in env.packages:
+        if pkg.name not in _TORCH_FAMILY or not pkg.wheels or pkg.sdist:
+            continue
+        tags = [w.rsplit("/", 1)[-1].split("?", 1)[0].split("#", 1)[0] for w in pkg.wheels]
+        tags = [t[:-4].rsplit("-", 1)[-1] for t in tags if t.endswith(".whl")]
+        if not tags or any(any(p == "any" or pattern.search(p) for p in t.split(".")) for t in tags):
+            continue
+        return pkg
+    return None
+
