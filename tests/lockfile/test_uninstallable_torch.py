@@ -44,3 +44,17 @@ def test_the_check_notes_the_extras_it_cannot_install(cli):
     assert any("torch 2.6.0+cu124 has no wheel for macos-arm64" in n for n in notes)
     linux = cli("check", str(STARTRAILS), "--format", "json", "--fail-on", "never").json()
     assert [f for f in linux["findings"] if f["rule"] == "WD102"]  # on linux the mix is still found
+
+
+EXPERIMENT = ROOT / "fixtures" / "real" / "heldout5" / "locks" / "the-experiment" / "uv.lock"
+
+
+def test_an_untagged_torch_from_a_cuda_index_is_its_cpu_build(cli):
+    # the cu124 index serves torch 2.5.1 / torchvision 0.20.1 for linux-aarch64 with no +cu124 tag and
+    # no CUDA runtime dependency: its CPU builds; on x86-64 the same lock holds the +cu124 builds
+    arm = cli("check", str(EXPERIMENT), "--platform", "linux-aarch64", "--format", "json", "--fail-on", "never").json()
+    loud = [f for f in arm["findings"] if f["rule"].startswith("WD1") and f["severity"] != "info"]
+    assert [(f["rule"], f["data"]["package"]) for f in loud] == [("WD101", "torch")]
+    assert loud[0]["data"]["cpu_companions"] == ["torchvision"]
+    x86 = cli("check", str(EXPERIMENT), "--format", "json", "--fail-on", "never").json()
+    assert not [f for f in x86["findings"] if f["rule"].startswith("WD1") and f["severity"] != "info"]

@@ -106,6 +106,13 @@ class LockFacts:
         if b := classify_local(pkg.local):
             return b
         if b := classify_index(pkg.index):
+            if b.kind == "cuda" and not pkg.local and self._untagged_cpu(pkg):
+                # the PyTorch CUDA indexes name their CUDA builds +cuNNN; one with no local tag is the CPU
+                # build they also serve (aarch64, up to torch 2.6)
+                why = ("no CUDA runtime dependency" if pkg.name == "torch" else
+                       "built for the untagged torch beside it")
+                return Build("cpu", None, f"from {pkg.index} but with no +cu local tag and {why} for "
+                                          f"{self.platform}: the index's CPU-only build")
             return b
         if pkg.local:  # a local tag that names no torch variant
             return Build("unknown", None, f"local version tag +{pkg.local}")
@@ -113,7 +120,7 @@ class LockFacts:
             return Build("cpu", None, "PyPI build for macOS (no CUDA build of torch exists for macOS)")
         cuda_deps = [d for d in pkg.dependencies if is_cuda_library(d.name) and d.name not in _BINDINGS
                      and self.applies(d.marker)]
-        graph = getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock")
+        graph = self._graph(pkg)
         if graph and cuda_deps:
             major = self._deps_major(cuda_deps)
             return Build("cuda", (major, -1) if major else None,
@@ -143,6 +150,22 @@ class LockFacts:
                     return Build("cpu", None, made + "requires no CUDA package (a CPU-only build)")
                 return Build("cuda", (major, -1), made + f"requires CUDA {major} packages")
         return Build("unknown", None, "PyPI build without a local tag")
+
+    def _untagged_cpu(self, pkg: LockedPackage) -> bool:
+        """An untagged torch-family package from a PyTorch CUDA index that is the CPU build: torch with
+        no CUDA runtime dependency for the platform; torchvision / torchaudio requiring such a torch."""
+        if not self._graph(pkg):
+            return False
+        deps = [d for d in pkg.dependencies if self.applies(d.marker)]
+        if pkg.name == "torch":
+            return not any(is_cuda_library(d.name) and d.name not in _BINDINGS for d in deps)
+        torch = [d for d in deps if d.name == "torch"]
+        return bool(torch) and all(d.version and "+" not in d.version for d in torch) and all(
+            self._untagged_cpu(t) for d in torch for t in self.get("torch") if t.version == d.version)
+
+    def _graph(self, pkg: LockedPackage) -> bool:
+        """Whether the lock records `pkg`'s own dependencies (so an absent one is absent)."""
+        return bool(getattr(self.lock, "graph", True) and (pkg.dependencies or self.lock.format == "uv.lock"))
 
     def _deps_major(self, deps) -> int | None:
         majors = set()
