@@ -42,3 +42,14 @@ def test_without_build_isolation_the_build_uses_the_torch_already_there(check):
     f = check(text(flags="--no-build-isolation "))
     assert found(f, "WD403")  # the install still moves torch afterwards
     assert found(f, "WD405") == []  # but the compile ran against torch 2.0.1 (CUDA 11.8, from the cu118 index)
+
+
+def test_more_ways_to_name_a_ref_are_not_judged(check):
+    # a branch attached to -b, a checkout through `git -C DIR`, and a --revision
+    for kw in ({"clone": "-bv0.2.0"}, {"clone": "--revision=v0.2.0"},
+               {"checkout": "cd .. && git -C vllm checkout v0.2.0 && cd vllm && "}):
+        f = check(text(**kw))
+        assert found(f, "WD403") == [] and found(f, "WD405") == [], kw
+    # options whose value is not the URL
+    f = check(text(clone="--reference-if-able /cache/vllm --depth 1"))
+    assert found(f, "WD403"), "the URL after valued options is still the clone's"

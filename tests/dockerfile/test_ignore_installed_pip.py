@@ -72,3 +72,16 @@ def test_real_pip_reinstalls_the_newest_torch_with_ignore_installed(tmp_path: Pa
                     "--ignore-installed", "accelerate"], check=True)
     assert torch_of(ignored) == ("2.14.1", ["torch-2.14.1.dist-info", "torch-2.2.0.dist-info"]), \
         "--ignore-installed installs the newest torch over the old one, which stays half there"
+
+
+def test_ignore_installed_over_a_torch_that_may_be_the_same_release(check):
+    # line 2 takes PyPI's newest torch ("2.15.0 or later"); --ignore-installed then reinstalls the
+    # newest admitted one, which may be that very release: nothing to say (a partial bound is unknown)
+    text = """
+        FROM python:3.11-slim
+        RUN pip install torch
+        RUN pip install --ignore-installed accelerate
+    """
+    assert wd403(check(text)) == []
+    short = DOCKERFILE.format(flag="-I ")  # pip's short flag
+    assert [f["data"]["requirement_from"] for f in wd403(check(short))] == ["--ignore-installed"]

@@ -58,3 +58,27 @@ def test_an_untagged_torch_from_a_cuda_index_is_its_cpu_build(cli):
     assert loud[0]["data"]["cpu_companions"] == ["torchvision"]
     x86 = cli("check", str(EXPERIMENT), "--format", "json", "--fail-on", "never").json()
     assert not [f for f in x86["findings"] if f["rule"].startswith("WD1") and f["severity"] != "info"]
+
+
+def test_an_untagged_companion_edge_without_a_version(cli, tmp_path):
+    # uv.lock names the torch version on an edge only when it holds several torch entries; with one
+    # untagged CPU torch the edge is bare, and the companion built for it is still the CPU build
+    text = EXPERIMENT.read_text()
+    lock = tmp_path / "uv.lock"
+    lock.write_text(text.replace('{ name = "torch", version = "2.5.1", source = { registry = '
+                                 '"https://download.pytorch.org/whl/cu124" }, marker = "platform_machine == '
+                                 "'aarch64' and sys_platform == 'linux'\" }",
+                                 '{ name = "torch", marker = "platform_machine == \'aarch64\' and sys_platform '
+                                 '== \'linux\'" }', 1))
+    assert lock.read_text() != text
+    arm = cli("check", str(lock), "--platform", "linux-aarch64", "--format", "json", "--fail-on", "never").json()
+    loud = [f for f in arm["findings"] if f["rule"].startswith("WD1") and f["severity"] != "info"]
+    assert [(f["rule"], f["data"]["package"]) for f in loud] == [("WD101", "torch")]
+    assert loud[0]["data"]["cpu_companions"] == ["torchvision"]
+
+
+def test_an_input_whose_environments_all_fail_to_install_is_still_listed(cli):
+    # the-experiment's torch on macOS is the +cu124 build (wheels for linux and Windows only)
+    report = cli("check", str(EXPERIMENT), "--platform", "macos-arm64", "--format", "json", "--fail-on", "never").json()
+    assert [(e["input"], e["environments"]) for e in report["environments"]] == [(str(EXPERIMENT), [])]
+    assert any("has no wheel for macos-arm64" in f["message"] for f in report["findings"] if f["rule"] == "WD002")

@@ -914,17 +914,18 @@ def _reinstalled(facts: DockerFacts, step: Step, state, got) -> Finding:
     have = state.version or (f"of series {'.'.join(state.lowest.split('.')[:2])} to {state.highest}"
                              if state.lowest and state.highest else "a version not known here")
     return Finding(
-        rule="WD403", title="an install replaces the CUDA torch already in the image",
+        rule="WD403", title="an install replaces the torch already there",
         severity=Severity.ERROR if got.certain else Severity.WARNING, location=_loc(facts, step.line),
         message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) passes --ignore-installed: pip resolves "
-                f"as if nothing were installed and installs torch afresh ({got.why}), over the torch already in "
-                f"the image (torch {have}, {state.where}), whether or not that one fits, and without uninstalling it "
+                f"as if nothing were installed and installs torch afresh ({got.why}), over the torch already there "
+                f"(torch {have}, {state.where}), whether or not that one fits, and without uninstalling it "
                 f"(both dist-info folders stay; the new files overwrite the old, the old ones the new release "
                 f"lacks stay behind).",
         evidence=(f"torch in the image: {have} ({state.where})", f"reinstalled: {got.version} ({got.why})",
                   "--ignore-installed: installed packages are not considered; nothing here holds torch"),
-        fix=Fix("Keep the image's torch: drop --ignore-installed (uninstall the one package pip cannot, if that "
-                "is why it is there), or hold torch with `-c` a file holding the installed torch", "display-only"),
+        fix=Fix("Keep the torch that is there: drop --ignore-installed (uninstall the one package pip cannot, if "
+                "that is why it is there), or hold torch with `-c` and a file naming the installed torch",
+                "display-only"),
         data=_torch_data(step, state, got.version, None, None, "--ignore-installed"),
     )
 
@@ -1630,12 +1631,15 @@ def _extension_name(facts: DockerFacts, step: Step) -> str | None:
 
 
 def _source_specs(inst) -> tuple[str, ...]:
-    """What an install compiles, as far as its words say: the specs it builds from source, or,
-    when it names none, every spec (`--no-build-isolation`, `--no-binary`)."""
+    """What an install compiles, as far as its words say: the specs it builds from source (a VCS
+    URL, a local path, an sdist, an editable) and those `--no-binary` names (`:all:`: every one); when
+    it names none of these, every spec (a `--no-build-isolation` build of a name from the index)."""
     specs = inst.packages + inst.editables
-    if inst.has("--no-binary"):
+    binary = {normalize(n) for v in inst.values("--no-binary") for n in v.split(",")}
+    if ":all:" in binary:
         return specs
-    return tuple(p for p in inst.packages if _from_source(p)) + inst.editables or specs
+    sourced = tuple(p for p in inst.packages if _from_source(p) or normalize(re.split(r"[=<>!~\[ @;]", p, 1)[0]) in binary)
+    return sourced + inst.editables or specs
 
 
 def _from_source(spec: str) -> bool:

@@ -957,7 +957,7 @@ _ALIASES = {
     "-p": "--python",
     "-P": "--upgrade-package",
     "-C": "--config-setting", "--config-settings": "--config-setting",
-    "-U": "--upgrade",
+    "-U": "--upgrade", "-I": "--ignore-installed",
     "-q": "--quiet", "-v": "--verbose", "-n": "--dry-run",
     "-w": "--wheel-dir", "-d": "--dest",
     "-o": "--output-file",

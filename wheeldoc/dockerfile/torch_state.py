@@ -289,15 +289,15 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     try:
         new = Version(got.version)
         if state.version is not None:
-            return None if Version(state.version).public.split("+")[0] == new.public else got
+            return None if Version(Version(state.version).public) == Version(new.public) else got
         lo = Version(state.lowest) if state.lowest else None
         hi = tuple(int(x) for x in state.highest.split(".")[:2]) if state.highest else None
     except (InvalidVersion, ValueError):
         return None
-    if lo is not None and hi is not None and lo <= new and (new.major, new.minor) <= hi:
-        return None  # the image's torch may be that release
     if lo is None and hi is None:
         return None  # the image's torch is not known: whether it changes is not known either
+    if (lo is None or lo <= new) and (hi is None or (new.major, new.minor) <= hi):
+        return None  # the image's torch may be that release
     return got
 
 
@@ -578,9 +578,9 @@ def _git_project(step: Step, spec: str) -> str | None:
 
 # a branch name that is the default branch in practice: a clone of it is at least the newest release
 DEFAULT_BRANCHES = frozenset({"main", "master", "HEAD", "origin/main", "origin/master"})
-_CLONE_VALUED = frozenset({"-b", "--branch", "--depth", "-o", "--origin", "-c", "--config", "--reference",
+_CLONE_VALUED = frozenset({"--depth", "-o", "--origin", "-c", "--config", "--reference", "--reference-if-able",
                            "--separate-git-dir", "-j", "--jobs", "--filter", "-u", "--upload-pack", "--template",
-                           "--shallow-since", "--shallow-exclude", "--recurse-submodules-default"})
+                           "--shallow-since", "--shallow-exclude", "--server-option", "--bundle-uri"})
 
 
 def _cloned_default(step: Step, spec: str) -> bool:
@@ -594,35 +594,50 @@ def _cloned_default(step: Step, spec: str) -> bool:
 
 def git_clone(step: Step, spec: str) -> tuple[str, bool] | None:
     """(project, at a ref) for a local path the same RUN cloned: "at a ref" when the clone names a
-    branch or tag other than main/master, or a later `git checkout`/`switch`/`reset` in the RUN
-    moves it (then it is not "at least the newest release")."""
+    branch or tag other than main/master, or a later `git checkout`/`switch`/`reset` in the clone
+    (`cd` into it, or `git -C DIR`) may move it (then it is not "at least the newest release")."""
     cwd = None
     clones: dict[str, list] = {}
     for c in _commands_before(step):
         argv = c.argv
-        if len(argv) >= 3 and argv[0] == "git" and argv[1] == "clone":
-            pos, k, ref = [], 2, False
-            while k < len(argv):
-                a = argv[k]
-                if a in _CLONE_VALUED:
-                    if a in ("-b", "--branch") and k + 1 < len(argv) and argv[k + 1] not in DEFAULT_BRANCHES:
-                        ref = True
-                    k += 2
+        if not argv:
+            continue
+        if argv[0] == "cd" and len(argv) >= 2:
+            cwd = argv[1].rstrip("/")
+            continue
+        if argv[0] != "git":
+            continue
+        where, k = cwd, 1
+        while k < len(argv) and argv[k] in ("-C", "-c"):  # git's own options before the verb
+            if argv[k] == "-C" and k + 1 < len(argv):
+                where = argv[k + 1].rstrip("/")
+            k += 2
+        verb, rest = (argv[k], argv[k + 1:]) if k < len(argv) else ("", [])
+        if verb == "clone":
+            pos, j, ref = [], 0, False
+            while j < len(rest):
+                a = rest[j]
+                if a in ("-b", "--branch", "--revision"):
+                    ref = ref or j + 1 >= len(rest) or rest[j + 1] not in DEFAULT_BRANCHES
+                    j += 2
                     continue
-                if a.startswith("--branch=") and a.split("=", 1)[1] not in DEFAULT_BRANCHES:
-                    ref = True
+                if a in _CLONE_VALUED:
+                    j += 2
+                    continue
+                if a.startswith(("--branch=", "--revision=")) or (a.startswith("-b") and len(a) > 2):
+                    value = a.split("=", 1)[1] if a.startswith("--") else a[2:]
+                    ref = ref or value not in DEFAULT_BRANCHES
                 elif not a.startswith("-"):
                     pos.append(a)
-                k += 1
+                j += 1
             if pos:
                 url = pos[0]
                 d = pos[1] if len(pos) > 1 else posixpath.basename(url.rstrip("/")).removesuffix(".git")
-                clones[d.rstrip("/")] = [posixpath.basename(url.rstrip("/")).removesuffix(".git"), ref]
-        elif argv and argv[0] == "cd" and len(argv) >= 2:
-            cwd = argv[1].rstrip("/")
-        elif len(argv) >= 2 and argv[0] == "git" and argv[1] in ("checkout", "switch", "reset") and cwd is not None:
-            hit = clones.get(cwd) or clones.get(posixpath.basename(cwd))
-            if hit is not None and not (argv[2:] and set(argv[2:]) <= DEFAULT_BRANCHES):
+                base = posixpath.join(where, d) if where and not d.startswith("/") and k > 1 else d
+                clones[base.rstrip("/")] = [posixpath.basename(url.rstrip("/")).removesuffix(".git"), ref]
+        elif verb in ("checkout", "switch", "reset") and where is not None:
+            hit = clones.get(where) or clones.get(posixpath.basename(where))
+            if hit is not None and not (verb in ("checkout", "switch") and rest and set(rest) <= DEFAULT_BRANCHES):
                 hit[1] = True
     if spec in (".", "./") and cwd is not None:
         hit = clones.get(cwd) or clones.get(posixpath.basename(cwd))

@@ -52,18 +52,24 @@ def check_lockfile(path: Path, settings: Settings, ctx: Context, args: argparse.
     from wheeldoc.core.target import marker_environment
     from wheeldoc.lockfile.environments import environments
 
-    envs = environments(lock, marker_environment(base.platform, settings.target.python))
-    envs = _installable(envs, base, report, path)
-    if not envs:
-        return []
+    envs = _installable(environments(lock, marker_environment(base.platform, settings.target.python)), base,
+                        report, path)
     report.extra.setdefault("environments", []).append(
         {"input": str(path), "platform": base.platform, "environments": [
             {"name": e.name, "extras": list(e.chosen_extras),
              "groups": sorted(c.name for c in e.choices if c.kind == "group"), "packages": len(e.packages)}
             for e in envs]})
+    if not envs:
+        return []
     from wheeldoc.lockfile.combinations import judge_environments
+    from wheeldoc.lockfile.environments import not_installable
 
-    return judge_environments(lock, envs, lambda e: run_family("WD1", LockFacts(lock, settings.target, options, e), ctx))
+    def judge(e) -> list[Finding]:  # (the combination probes too: an environment its torch cannot enter is not judged)
+        if not_installable(e, base.platform) is not None:
+            return []
+        return run_family("WD1", LockFacts(lock, settings.target, options, e), ctx)
+
+    return judge_environments(lock, envs, judge)
 
 
 def _installable(envs: list, base, report: Report, path: Path) -> list:

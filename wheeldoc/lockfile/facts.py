@@ -159,9 +159,10 @@ class LockFacts:
         deps = [d for d in pkg.dependencies if self.applies(d.marker)]
         if pkg.name == "torch":
             return not any(is_cuda_library(d.name) and d.name not in _BINDINGS for d in deps)
-        torch = [d for d in deps if d.name == "torch"]
-        return bool(torch) and all(d.version and "+" not in d.version for d in torch) and all(
-            self._untagged_cpu(t) for d in torch for t in self.get("torch") if t.version == d.version)
+        edges = [d for d in deps if d.name == "torch"]
+        # an edge names a version only when the lock holds several torch entries
+        ts = [t for d in edges for t in self.get("torch") if d.version is None or t.version == d.version]
+        return bool(edges) and bool(ts) and all(not t.local and self._untagged_cpu(t) for t in ts)
 
     def _graph(self, pkg: LockedPackage) -> bool:
         """Whether the lock records `pkg`'s own dependencies (so an absent one is absent)."""

@@ -151,10 +151,10 @@ def cpu_torch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     a CUDA index is configured, or a `--gpu` target is given. A CPU build is a `+cpu` local
     version, a package taken from a CPU index (`/whl/cpu`), or a PyPI torch whose dependencies for
     the target platform carry no CUDA runtime (PyPI's torch for macOS and Windows), or an untagged
-    one from a PyTorch CUDA index (those name their CUDA builds `+cuNNN`: the cu124 index's aarch64
-    torch 2.5.1 is its CPU build). ROCm and XPU builds are not CPU builds. It names what pulled torch in and whether that package pins it.
-    A CPU torchvision / torchaudio beside a CPU torch is named in torch's finding (one cause, one
-    finding); beside a CUDA torch it is its own.
+    one from a PyTorch CUDA index (those name their CUDA builds `+cuNNN`: the cu124 index's
+    aarch64 torch 2.5.1 is its CPU build). ROCm and XPU builds are not CPU builds. It names what
+    pulled torch in and whether that package pins it. A CPU torchvision / torchaudio beside a CPU
+    torch is named in torch's finding (one cause, one finding); beside a CUDA torch it is its own.
 
     ## Why is this bad?
     The install succeeds and nothing fails until run time: `torch.version.cuda` is `None`,
