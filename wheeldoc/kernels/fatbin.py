@@ -25,30 +25,20 @@ from wheeldoc.kernels.cubin import is_cubin, parse_compat, compat_accelerator, r
 from wheeldoc.binary.elffile import Buffer, ElfFile, is_elf
 from wheeldoc.core.files import open_regular
 
-FATBIN_MAGIC = 0xBA55ED50
-CONTAINER = struct.Struct("<IHHQ")  # magic, version, header_size, fat_size
-ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")  # the fixed 64-byte part of an entry header
-OPTS_DESC = struct.Struct("<II")
-SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+# The layout constants the short listing reader shares (defined there: it imports no reader).
+from wheeldoc.kernels.listwalk import (
+    CONTAINER, CONTAINER_READ, ENTRY, FATBIN_MAGIC, FLAG_ARCH_SPECIFIC, FLAG_FAMILY, FLAG_LZ4, FLAG_ZSTD,
+    HEAD_READ, KIND_CONCAT, KINDS, MAX_ENTRIES, MAX_ENTRY_HEADER, OPTS_DESC,
+)
 
-KINDS = {1: "ptx", 2: "cubin", 8: "lto-ir", 0x100: "concat"}
-KIND_CONCAT = 0x100
+SECTIONS = (".nv_fatbin", "__nv_relfatbin")
 FLAG_64BIT = 0x1
 FLAG_DEBUG = 0x2
 FLAG_LINUX = 0x10
-FLAG_LZ4 = 0x2000
-FLAG_ZSTD = 0x8000
 FLAG_OBFUSCATED = 0x10000  # NVVM/LTO-IR payloads: scrambled with the key at +0x30 (not decoded)
-FLAG_ARCH_SPECIFIC = 0x100000  # `a`
-FLAG_FAMILY = 0x200000  # `f`
-
-MAX_ENTRY_HEADER = 1 << 16  # largest header seen is 120 bytes
 MAX_IMAGE = 1 << 30  # decompressed image bound (cuBLAS's largest is a few MB)
 MAX_PTX_HEAD = 1 << 16  # bytes of a .ptx file searched for .version/.target
-MAX_ENTRIES = 1 << 16  # entries per file (cuBLAS, the largest measured, has 5,737); checked per entry
 MAX_PADDING = 1 << 20  # zero bytes between two containers
-HEAD_READ = 128  # bytes read per entry header (headers seen: 64..120)
-CONTAINER_READ = CONTAINER.size + HEAD_READ  # bytes read where a container starts
 
 
 class FatbinEntry(NamedTuple):
