@@ -183,6 +183,7 @@ class _File:
     is_dir: bool = False  # `path` is a directory that `context`/`source` fill
     origin: str = ""
     order: tuple[int, int] = (0, 0)  # (instruction index, command index) that wrote it
+    wheelhouse: int | None = None  # the `pip wheel -w`/`pip download -d` step that fills `path` with wheels
 
 
 class DockerFacts:
@@ -362,6 +363,7 @@ class DockerFacts:
             out[stage.index].extend(self._copy_files(ins))
         for step in self.steps:
             out[step.stage.index].extend(self._command_files(step))
+            out[step.stage.index].extend(self._wheelhouse_files(step))
         for files in out.values():
             files.sort(key=lambda f: f.order)
         return out
@@ -456,6 +458,49 @@ class DockerFacts:
             yield _File(path, text=text, source=op, origin=f"written by `{step.text()}`, line {step.line}",
                         order=(step.ins.index, step.index))
 
+    def _wheelhouse_files(self, step: Step) -> Iterator[_File]:
+        """The folder `pip wheel -w DIR` (or `pip download -d DIR`) fills with the wheels it resolves."""
+        inst = step.install
+        if inst is None or inst.tool != "pip" or inst.action not in ("wheel", "download"):
+            return
+        where = inst.option("--wheel-dir" if inst.action == "wheel" else "--dest")
+        path = self.abs_path(step.ins, where or ".")  # both default to the working directory
+        if path is not None and "$" not in path:
+            yield _File(path, is_dir=True, origin=f"`{step.text()}`, line {step.line}",
+                        order=(step.ins.index, step.index), wheelhouse=step.index)
+
+    def wheelhouse(self, step: Step, spec: str) -> Step | None:
+        """The `pip wheel`/`pip download` step whose wheels an install names with a glob into their
+        folder (`pip install /wheels/*`, `/wheels/*.whl`), through `COPY --from` of that folder;
+        None when the folder holds anything else, or is not known."""
+        head, _, tail = spec.rstrip().rpartition("/")
+        if tail not in ("*", "*.whl") or not head or any(c in head for c in "*?[$"):
+            return None
+        path = self.abs_path(step.ins, head)
+        return None if path is None else self._wheels_in(step.stage, path, (step.ins.index, step.index), 0)
+
+    def _wheels_in(self, stage: Stage, path: str, before: tuple[int, int] | None, depth: int) -> Step | None:
+        last: _File | None = None
+        for st in self.chain(stage):
+            limit = before if st.index == stage.index else None
+            for f in self._writes[st.index]:
+                if limit is not None and f.order >= limit:
+                    break
+                covers = f.path == path or (f.is_dir and path.startswith(f.path.rstrip("/") + "/"))
+                if (f.wheelhouse is not None and f.path == path) or (f.from_stage is not None and covers):
+                    last = f  # the latest write of the whole folder decides what it holds
+                elif covers or f.path.startswith(path.rstrip("/") + "/"):
+                    last = None  # anything else written there: what the folder holds is not known
+        if last is None:
+            return None
+        if last.wheelhouse is not None:
+            return self.steps[last.wheelhouse]
+        if last.from_stage is not None and depth < 3:
+            src = posixpath.normpath("/" + (last.source or "").lstrip("/"))
+            inner = posixpath.join(src, posixpath.relpath(path, last.path)) if path != last.path else src
+            return self._wheels_in(self.graph.stages[last.from_stage], posixpath.normpath(inner), None, depth + 1)
+        return None
+
     def _lookup_file(self, stage: Stage, path: str, before: tuple[int, int] | None, depth: int = 0
                      ) -> tuple[str | None, str] | None:
         """(text, origin) of `path` in `stage` before `before` (or at its end)."""
@@ -465,6 +510,8 @@ class DockerFacts:
             for f in self._writes[st.index]:
                 if limit is not None and f.order >= limit:
                     break
+                if f.wheelhouse is not None:
+                    continue
                 if f.path == path or (f.is_dir and path.startswith(f.path.rstrip("/") + "/")):
                     found.append(f)
         text: str | None = None

@@ -534,7 +534,10 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     && cd vllm && pip install -e .`) counts as at least its newest release (its torch floor holds:
     sources do not go back); a clone at a tag, branch or commit is not judged. `pip install
     --ignore-installed` resolves as if nothing were installed: it puts PyPI's newest admitted torch
-    over the image's (without uninstalling it) even where the image's torch fits.
+    over the image's (without uninstalling it) even where the image's torch fits. So does `pip wheel
+    -w DIR` (and `pip download -d DIR`): it installs nothing, but the folder holds the newest torch
+    its requirements admit, and an install of every wheel in it (`pip install /wheels/*`, the folder
+    copied from a builder stage with `COPY --from`) puts that torch over the image's.
 
     The requirements also come from the build context (the Dockerfile's folder, or `check
     --context DIR`): the requirements files an install names (`-r`, with their includes), and the
@@ -587,6 +590,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         if inst is None or not step.installs_packages or not step.network:
             continue
         state = ts.state_before(facts, step)
+        if state.present is not False and inst.tool == "pip" and inst.action == "wheel":
+            continue  # builds wheels, installs nothing: judged where they are installed
         if state.present:
             got = _replaced(facts, step, state, ctx)
             if got is not None:
@@ -724,6 +729,9 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
 
     inst = step.install
     assert inst is not None
+    house = ts.wheelhouse_torch(facts, step)
+    if house is not None:
+        return _from_wheelhouse(facts, step, state, *house)
     named = ts._named_torch(facts, step)
     if named[0]:
         return _pinned_over_base(facts, step, state, named[1] if named[2] else None)
@@ -879,6 +887,49 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
         fix=Fix(f"Keep the image's torch (drop the torch=={version} pin, or hold the image's torch with `-c`/"
                 f"`--override`), or start from a base image that ships torch {version}", "display-only"),
         data=_torch_data(step, state, version, f"=={version}", pip_constraint, "torch named in the install"),
+    )
+
+
+def _from_wheelhouse(facts: DockerFacts, step: Step, state, builder: Step, version: str | None, got) -> Finding | None:
+    """`pip install /wheels/*` over a torch, where `pip wheel -w /wheels` (here or in a builder stage)
+    resolved its requirements as if nothing were installed: the folder holds the newest torch they
+    admit, and installing every wheel in it replaces the torch that is there."""
+    from wheeldoc.dockerfile import dependents, torch_state as ts
+
+    picks = {version, got.oldest if got is not None and got.oldest else version}
+    if version is None or ts.protected(facts, step) or any(dependents.admits(f"=={v}", state, False) is not False
+                                                            for v in picks):
+        return None  # the same release (or one the image's torch may be)
+    shown = " to ".join(sorted(picks, key=lambda v: v != got.oldest)) if len(picks) > 1 and got else version
+    family = set(ts._names(facts, builder)[0]) & ts.COMPANIONS
+    for f in builder.install.requirements if builder.install is not None else ():
+        rf = facts.requirements(builder, f)
+        family |= {r.name for r in (rf.requirements if rf is not None else ()) if r.name in ts.COMPANIONS}
+    if family and ts._named_torch(facts, builder)[2]:
+        return None  # torch and its companions pinned together on purpose: the torch stack is chosen there
+    have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
+                             f"of series {'.'.join(state.lowest.split('.')[:2])} to {state.highest}"
+                             if state.lowest and state.highest else "a version not known here")
+    why = got.why if got is not None else f"torch=={version} named there"
+    tool = "uv" if step.install is not None and step.install.tool == "uv" else "pip"
+    ships = sorted(state.ships) if state.ships_known and state.where.startswith("the base image") else []
+    left = f"; {', '.join(ships)} (shipped with the image) stay built for the old one" if ships else ""
+    certain = got is None or got.certain
+    return Finding(
+        rule="WD403", title="an install replaces the torch already there",
+        severity=Severity.ERROR if certain else Severity.WARNING, location=_loc(facts, step.line),
+        message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) installs every wheel that "
+                f"`{builder.text()}` (line {builder.line}, {_where(builder.stage)}) put there; pip "
+                f"{builder.install.action if builder.install else 'wheel'} resolves as if nothing were installed, so "
+                f"the folder holds torch {shown} ({why}), and {tool} installs it over the torch already there "
+                f"(torch {have}, {state.where}){left}.",
+        evidence=(f"torch in the image: {have} ({state.where})", f"in the wheel folder: torch {shown} ({why})",
+                  "a wheel named on the command line is installed whatever is there; nothing here holds torch"),
+        fix=Fix(f"Build the wheels against the torch that is there: pass `-c` with a file holding "
+                f"`torch=={state.version or '<the image torch>'}` to the `pip {builder.install.action if builder.install else 'wheel'}` "
+                f"command (or leave torch out of the folder: `--no-deps` there, and install the wheels with a "
+                f"constraint holding torch)", "display-only"),
+        data=_torch_data(step, state, version, f"=={version}", None, f"the wheels built on line {builder.line}"),
     )
 
 

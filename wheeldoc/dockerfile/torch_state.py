@@ -60,9 +60,10 @@ class PypiTorch:
 
     line: int
     version: str  # "2.14.1"
-    cuda_major: int
+    cuda_major: int | None  # None: which build is not known (another index may serve it; version_only)
     why: str  # "ont-bonito 1.1.0 requires torch>=2.9,<3: pip takes PyPI's newest, torch 2.14.1 (CUDA 13 wheels)"
     certain: bool  # False: assumed (the newest release of an unpinned package, an unknown Python, …)
+    oldest: str | None = None  # where the image's Python is not known: the oldest of the picks per Python
 
 
 @dataclass(frozen=True)
@@ -209,8 +210,8 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
         return replace(state, present=None, version=None, prerelease=None, constraint=None, lowest=None,
                        highest=None, where=f"installed by {s.argv[0]} on line {s.line} (not followed)", pypi=None,
                        others=True)
-    if s.install is None or not s.installs_packages:
-        return state
+    if s.install is None or not s.installs_packages or (s.install.tool == "pip" and s.install.action == "wheel"):
+        return state  # `pip wheel` resolves and builds wheels; it installs nothing
     names, others = _names(facts, s)
     after = _advance_install(facts, s, state)  # judged with what was installed before this step
     return replace(after, installed=after.installed | names, others=after.others or others)
@@ -220,6 +221,13 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
     """The torch after an install, from the torch before it."""
     from dataclasses import replace
 
+    house = wheelhouse_torch(facts, s)
+    if house is not None:
+        builder, version, got = house
+        return replace(state, present=True, version=version, prerelease=False, constraint=None, lowest=None,
+                       highest=None, pypi=got if got is not None and got.cuda_major is not None else None,
+                       where=f"installed on line {s.line} from the wheels `pip {builder.install.action}` resolved on "
+                             f"line {builder.line}")
     named, version, exact = _named_torch(facts, s)
     if named:
         series = _named_series(facts, s) if not exact else None
@@ -269,6 +277,33 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
                             lowest=None, highest=None, pypi=got,
                             where=f"reinstalled on line {s.line} (--ignore-installed: {got.why})")
     return state
+
+
+def wheelhouse_torch(facts: DockerFacts, step: Step) -> tuple[Step, str, PypiTorch | None] | None:
+    """An install of every wheel a `pip wheel -w DIR` (or `pip download -d DIR`) step put in a folder
+    (`pip install /wheels/*`, the folder copied from a builder stage): (that step, the torch release
+    among those wheels, how it was chosen). `pip wheel` resolves as if nothing were installed, so the
+    folder holds the newest torch its requirements admit (or the one they pin), and installing every
+    wheel there installs that torch. None when no such folder is named, it was filled with
+    `--no-deps`, or which torch it holds is not known."""
+    inst = step.install
+    if inst is None or inst.has("--no-deps"):
+        return None
+    for spec in inst.packages:
+        builder = facts.wheelhouse(step, spec)
+        if builder is None or builder.install is None:
+            continue
+        if builder.install.has("--no-deps"):
+            return None  # only the named packages' own wheels: their dependencies resolve at this install
+        named, version, exact = _named_torch(facts, builder)
+        if named:
+            return (builder, version, None) if exact and version else None
+        reqs = requirements(facts, builder, None)
+        if not reqs:
+            return None
+        got = pypi_torch(facts, builder, reqs, None, fresh=True, version_only=True)
+        return (builder, got.version, got) if got is not None else None
+    return None
 
 
 def ignores_installed(step: Step) -> bool:
@@ -438,11 +473,14 @@ def _chain_instructions(facts: DockerFacts, step: Step):
 
 
 def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | None,
-               fresh: bool = False) -> PypiTorch | None:
+               fresh: bool = False, version_only: bool = False) -> PypiTorch | None:
     """The torch PyPI serves to an install whose requirements moved (or brought) torch: the newest
     torch release (wheeldoc/data/torch_pins.json.gz: the CPython versions of each release's linux
     wheels) that every requirement admits for the image's Python, and the CUDA major of PyPI's
-    wheel of its series on the image's platform. None when any of that is not known."""
+    wheel of its series on the image's platform. None when any of that is not known.
+    `version_only`: the release alone, where PyPI is one of the indexes (pip takes the highest
+    version across them; an extra index may serve that release's build, so the CUDA major is None
+    unless PyPI decides it)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
@@ -525,23 +563,43 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
                 return None
             continue  # no torch for that Python fits: the install fails there, it cannot be that Python
         major = _pypi_major(facts, step, table.get(series_of(pick) or ""))
-        if major is None:
+        if major is None and not version_only:
             return None  # not known, a CPU build, or the platforms disagree
         got.add((pick, major))
     if not got:
         return None
     majors = {m for _v, m in got}
-    if len(majors) != 1:
+    if len(majors) != 1 and not version_only:
         return None  # the Pythons disagree
-    major = majors.pop()
     versions = sorted({v for v, _m in got}, key=Version)
-    if _pypi_decides(facts, step, series_of(versions[0]) or "") is not True:
+    decides = _pypi_decides(facts, step, series_of(versions[0]) or "")
+    if version_only:
+        if not _pypi_listed(facts, step):
+            return None
+        if decides is not True or len(majors) != 1:
+            majors = {None}
+        if len(versions) == 1 and all(any(x.strip() == f"=={versions[0]}" for sp in per_py[p] for x in sp.split(","))
+                                      for p in pys):
+            certain = True  # an exact pin for every Python leaves pip one release, however the rest was assumed
+    elif decides is not True:
         return None
+    major = majors.pop()
     shown = versions[0] if len(versions) == 1 else " to ".join((versions[0], versions[-1]))
     why = (f"line {step.line}: {'; '.join(words)}: {'pip' if step.tool == 'pip' else step.tool} takes PyPI's newest "
            f"admitted torch, {shown}" + (f" for Python {pys[0]}" if len(pys) == 1 else "")
-           + f", whose PyPI wheels are CUDA {major} builds")
-    return PypiTorch(step.line, versions[-1], major, why, certain)
+           + (f", whose PyPI wheels are CUDA {major} builds" if major is not None else
+              " (which build of it, the platform and indexes decide)"))
+    return PypiTorch(step.line, versions[-1], major, why, certain, versions[0])
+
+
+def _pypi_listed(facts: DockerFacts, step: Step) -> bool:
+    """PyPI is one of the install's indexes, and no other index is set in a way the model does not
+    read: then the newest torch release PyPI has that fits is what pip takes (an extra index serves
+    the same releases, or older ones)."""
+    inst = step.install
+    if inst is None or _pip_configured(facts, step) or inst.tool != "pip":
+        return False
+    return all(src.kind == "index" and src.why.startswith("--extra-index-url ") for src in facts.torch_sources(step))
 
 
 _OTHER_INSTALLERS = frozenset(("conda", "mamba", "micromamba"))
