@@ -50,9 +50,11 @@ class Limits:
 
 DEFAULT_LIMITS = Limits()
 IN_MEMORY_MAX = 8 << 20  # inflate smaller members into memory, larger into a temporary file
-# Pieces of 1 MiB stay in the CPU caches for the checks; larger ones cost page faults (each call's
-# output is fresh memory: 4 MiB pieces fault ~25,000 times per 300 MB inflated).
-_IN_CHUNK, _OUT_CHUNK, _PENDING = 256 << 10, 1 << 20, 8
+# Pieces of 512 KiB stay in the CPU caches for the checks; larger ones cost page faults (each call's
+# output is fresh memory: 4 MiB pieces fault ~25,000 times per 300 MB inflated). Measured on vLLM's
+# 293 MB FA2 library with python-isal, CPU per inflation: 1 MiB 0.464 s, 768 KiB 0.43 s, 512 KiB
+# 0.397 s, 256 KiB 0.395 s.
+_IN_CHUNK, _OUT_CHUNK, _PENDING = 256 << 10, 512 << 10, 8
 _DROP_EVERY = 16 << 20  # consumed compressed bytes given back to the kernel in steps of this
 
 
