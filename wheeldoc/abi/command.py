@@ -132,7 +132,7 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
     from wheeldoc.abi.fetch import fetch, lock, wheels_dir
     from wheeldoc.data.abi_tables import system_target
     from wheeldoc.core.errors import InputError
-    from wheeldoc.environment.reader import marker_environment
+    from wheeldoc.core.target import interpreter_markers
 
     site_dirs = None
     if torch_side is None:
@@ -162,7 +162,7 @@ def _analyze(args, settings, ext, options, cache, env, torch_side=None):
     target = system_target(ext.platform_tags + torch_side.platform_tags, glibc=args.glibc,
                            libstdcxx=args.libstdcxx, arch=_arch(settings))
     python = uv_python(ext, settings, torch_side)
-    markers = marker_environment(python, machine=target.arch or "x86_64")
+    markers = interpreter_markers(python, machine=target.arch or "x86_64")
     if site_dirs is not None:
         plan = CudaPlan("environment", inputs.cuda_distributions(site_dirs))
         plan.described = [f"{name}: installed" for _, name in plan.sources]

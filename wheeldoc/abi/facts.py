@@ -340,7 +340,7 @@ def torch_build(torch: Side, site: Site) -> tuple[str, str | None]:
     cuda = None
     for source, _ in torch.sources:
         if source.member("torch/version.py") is not None:
-            from wheeldoc.environment.dist import parse_version_py
+            from wheeldoc.core.safeload import parse_version_py
 
             try:
                 fields = parse_version_py(source.read_bytes("torch/version.py", 1 << 20), source.path)
@@ -538,10 +538,9 @@ def _pin(facts: AbiFacts) -> None:
 
 
 def _markers(facts: AbiFacts) -> dict[str, str]:
-    from wheeldoc.core.target import DEFAULT_PYTHON
-    from wheeldoc.environment.reader import marker_environment
+    from wheeldoc.core.target import DEFAULT_PYTHON, interpreter_markers
 
-    return marker_environment(facts.python or python_version(facts.extension) or DEFAULT_PYTHON,
+    return interpreter_markers(facts.python or python_version(facts.extension) or DEFAULT_PYTHON,
                               machine=facts.target.arch or "x86_64")
 
 

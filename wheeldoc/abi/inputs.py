@@ -225,7 +225,7 @@ def _tags(tags: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _installed_tags(dist) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from email.parser import HeaderParser
+    from wheeldoc.binary.wheelmeta import get_all, parse_headers
 
     name = f"{dist.dist_info}/WHEEL"
     if dist.member(name) is None:
@@ -234,4 +234,4 @@ def _installed_tags(dist) -> tuple[tuple[str, ...], tuple[str, ...]]:
         text = dist.read_bytes(name, 1 << 20).decode("utf-8", "replace")
     except InputError:
         return (), ()
-    return _tags(tuple(HeaderParser().parsestr(text).get_all("Tag") or ()))
+    return _tags(tuple(get_all(parse_headers(text), "Tag")))

@@ -185,15 +185,14 @@ class MemberSource:
     def metadata(self) -> DistMetadata | None:
         if self.dist_info is None or self.member(f"{self.dist_info}/METADATA") is None:
             return None
-        from email.parser import HeaderParser  # here: 13 ms of imports a listing-only run does not need
+        from wheeldoc.binary.wheelmeta import get, get_all, parse_headers
 
-        headers = HeaderParser().parsestr(self._text(f"{self.dist_info}/METADATA"))
-        name, version = headers.get("Name"), headers.get("Version")
+        headers = parse_headers(self._text(f"{self.dist_info}/METADATA"))
+        name, version = get(headers, "Name"), get(headers, "Version")
         if not name or not version:
             raise InputError(self.path, "METADATA lacks Name or Version", member=f"{self.dist_info}/METADATA")
-        return DistMetadata(str(name).strip(), str(version).strip(),
-                            tuple(str(r).strip() for r in headers.get_all("Requires-Dist") or ()),
-                            _opt(headers.get("Requires-Python")))
+        return DistMetadata(name.strip(), version.strip(), tuple(r.strip() for r in get_all(headers, "Requires-Dist")),
+                            _opt(get(headers, "Requires-Python")))
 
     def close(self) -> None:
         pass
@@ -325,9 +324,9 @@ class WheelArchive(MemberSource):
             raise InputError(self.path, f"not a valid wheel file name: {e}") from None
         fields: dict[str, list[str]] = {}
         if self.dist_info and self.member(f"{self.dist_info}/WHEEL"):
-            from email.parser import HeaderParser
+            from wheeldoc.binary.wheelmeta import parse_headers
 
-            for key, value in HeaderParser().parsestr(self._text(f"{self.dist_info}/WHEEL")).items():
+            for key, value in parse_headers(self._text(f"{self.dist_info}/WHEEL")):
                 fields.setdefault(key.lower(), []).append(str(value).strip())
 
         def first(key: str) -> str | None:

@@ -1,4 +1,5 @@
-"""JSON and TOML from strangers, parsed without a traceback: nesting, huge integers and other
+"""JSON and TOML from strangers, parsed without a traceback (and the constants of a Python file,
+read without running it): nesting, huge integers and other
 parser failures become one `InputError` naming the file.
 
 Python's parsers recurse once per nesting level (tomli refuses past 400 levels with a
@@ -10,6 +11,7 @@ recursively can meet a RecursionError later.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from wheeldoc.core.errors import InputError
@@ -86,3 +88,49 @@ def small_int(text: str, digits: int = 18) -> int | None:
     if 0 < len(text) <= digits and text.isascii() and text.isdigit():
         return int(text)
     return None
+
+
+# -- constants of a Python file (torch/version.py), never executed -----------------------------
+_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*(?::[^=\n]{0,200})?=[ \t]*(.*?)[ \t]*(?:#[^\n]*)?$")
+_STRING = re.compile(r"""[rRuU]?(?:'(?:[^'\\\n]|\\.){0,4096}'|"(?:[^"\\\n]|\\.){0,4096}")$""")
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
+def parse_version_py(data: bytes, where: str) -> dict[str, object]:
+    """Top-level `NAME = <constant>` assignments of a Python file, read line by line: a string
+    literal of one line (4 KiB at most), True, False, None or a small integer. Never executed,
+    never compiled whole (a hostile file nested 100,000 levels deep costs one pass over it)."""
+    import ast
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(where, f"not valid Python: not UTF-8 ({e.reason})", offset=e.start) from None
+    out: dict[str, object] = {}
+    quote = None  # inside a triple-quoted string that spans lines
+    for line in text.splitlines():
+        if quote is not None:
+            if line.count(quote) % 2:
+                quote = None
+            continue
+        for q in ('"""', "'''"):
+            if line.count(q) % 2:
+                quote = q
+        if quote is not None or not line or line[0] in " \t#":
+            continue  # indented: not top level
+        m = _ASSIGN.match(line)
+        if m is None:
+            continue
+        name, value = m[1], m[2]
+        if value in _CONSTANTS:
+            out[name] = _CONSTANTS[value]
+        elif small_int(value) is not None:
+            out[name] = small_int(value)
+        elif _STRING.match(value):
+            try:  # one short string literal: ast.literal_eval cannot nest here
+                lit = ast.literal_eval(value)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                continue
+            if isinstance(lit, str):
+                out[name] = lit
+    return out

@@ -188,3 +188,24 @@ def marker_environment(platform: str | None, python: str | None) -> dict[str, st
         "python_full_version": full, "python_version": ".".join(py.split(".")[:2]),
         "sys_platform": sys_platform, "extra": "",
     }
+
+
+_MACHINES = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x"}
+
+
+def interpreter_markers(python_version: str | None = None, *, machine: str | None = None) -> dict[str, str]:
+    """PEP 508 marker values for a Linux CPython of that version (the host's where not given)."""
+    from packaging.markers import default_environment
+
+    env = dict(default_environment())
+    if python_version:
+        parts = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", python_version)
+        if parts:
+            full = f"{parts[1]}.{parts[2]}.{parts[3] or 0}"
+            env.update(python_version=f"{parts[1]}.{parts[2]}", python_full_version=full,
+                       implementation_version=full)
+    if machine:
+        env.update(platform_machine=_MACHINES.get(machine, machine), sys_platform="linux",
+                   platform_system="Linux", os_name="posix", implementation_name="cpython",
+                   platform_python_implementation="CPython", platform_release="", platform_version="")
+    return env

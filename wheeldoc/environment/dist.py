@@ -14,16 +14,14 @@ distribution's `problems` (or the environment's skipped files), the rest is stil
 
 from __future__ import annotations
 
-import ast
 import csv
-import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from wheeldoc.core.errors import InputError, LimitExceeded
-from wheeldoc.core.safeload import small_int
+from wheeldoc.core.safeload import parse_version_py, small_int
 from wheeldoc.environment.fs import FileSystem
 from wheeldoc.lockfile.source import canonical_name
 
@@ -310,51 +308,6 @@ def read_torch_build(fs: FileSystem, dist: Distribution) -> TorchBuild | None:
         cxx11_abi=abi, cxx11_abi_source=abi_source,
         cuda_requirements=tuple(r for r in dist.requires if _CUDA_REQ.match(r.strip().lower())),
         version_file=version_file)
-
-
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]{0,63})[ \t]*(?::[^=\n]{0,200})?=[ \t]*(.*?)[ \t]*(?:#[^\n]*)?$")
-_STRING = re.compile(r"""[rRuU]?(?:'(?:[^'\\\n]|\\.){0,4096}'|"(?:[^"\\\n]|\\.){0,4096}")$""")
-_CONSTANTS = {"True": True, "False": False, "None": None}
-
-
-def parse_version_py(data: bytes, where: str) -> dict[str, object]:
-    """Top-level `NAME = <constant>` assignments of a Python file, read line by line: a string
-    literal of one line (4 KiB at most), True, False, None or a small integer. Never executed,
-    never compiled whole (a hostile file nested 100,000 levels deep costs one pass over it)."""
-    import ast
-
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(where, f"not valid Python: not UTF-8 ({e.reason})", offset=e.start) from None
-    out: dict[str, object] = {}
-    quote = None  # inside a triple-quoted string that spans lines
-    for line in text.splitlines():
-        if quote is not None:
-            if line.count(quote) % 2:
-                quote = None
-            continue
-        for q in ('"""', "'''"):
-            if line.count(q) % 2:
-                quote = q
-        if quote is not None or not line or line[0] in " \t#":
-            continue  # indented: not top level
-        m = _ASSIGN.match(line)
-        if m is None:
-            continue
-        name, value = m[1], m[2]
-        if value in _CONSTANTS:
-            out[name] = _CONSTANTS[value]
-        elif small_int(value) is not None:
-            out[name] = small_int(value)
-        elif _STRING.match(value):
-            try:  # one short string literal: ast.literal_eval cannot nest here
-                lit = ast.literal_eval(value)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if isinstance(lit, str):
-                out[name] = lit
-    return out
 
 
 def _str_or_none(v: object) -> str | None:

@@ -25,12 +25,12 @@ import re
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from wheeldoc.core.errors import InputError, LimitExceeded
+from wheeldoc.core.target import interpreter_markers as marker_environment
 from wheeldoc.environment.dist import (
     DirectUrl,
     Distribution,
@@ -110,7 +110,6 @@ print(json.dumps({
 """
 
 _PY_DIR = re.compile(r"/lib(?:64)?/python(\d+)\.(\d+)t?/(?:site|dist)-packages/?$")
-_MACHINES = {"amd64": "x86_64", "arm64": "aarch64", "386": "i686", "ppc64le": "ppc64le", "s390x": "s390x"}
 
 
 @dataclass(frozen=True)
@@ -404,24 +403,6 @@ def _pyvenv_version(fs: FileSystem, prefix: str) -> str | None:
         if sep and k.strip() in ("version_info", "version") and re.match(r"^\d+\.\d+", v.strip()):
             return v.strip()
     return None
-
-
-def marker_environment(python_version: str | None = None, *, machine: str | None = None) -> dict[str, str]:
-    """PEP 508 marker values for a Linux CPython of that version (the host's where not given)."""
-    from packaging.markers import default_environment
-
-    env = dict(default_environment())
-    if python_version:
-        parts = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", python_version)
-        if parts:
-            full = f"{parts[1]}.{parts[2]}.{parts[3] or 0}"
-            env.update(python_version=f"{parts[1]}.{parts[2]}", python_full_version=full,
-                       implementation_version=full)
-    if machine:
-        env.update(platform_machine=_MACHINES.get(machine, machine), sys_platform="linux",
-                   platform_system="Linux", os_name="posix", implementation_name="cpython",
-                   platform_python_implementation="CPython", platform_release="", platform_version="")
-    return env
 
 
 # -- inspecting ----------------------------------------------------------------------------
