@@ -52,9 +52,11 @@ def test_every_release_has_a_source_a_quote_and_versions_that_parse():
                 assert field == "torch" and JETSON in rel["source"], (tag, field)
                 row = next(r for r in rel["quote"].split("'") if r.startswith(f"| {rel['torch']} |"))
                 assert tag in row.split("|")[2], (tag, row)
-            else:  # a file about this exact tag
+            else:  # a file about this exact tag (not its -igpu variant), or one that names this release's notes
                 assert how == "tag-statement", (tag, field, how)
-                assert f"nvcr.io/nvidia/pytorch:{tag}-py3" in rel["quote"], (tag, field)
+                yy, mm = tag.split(".")
+                assert (re.search(r"nvcr\.io/nvidia/pytorch:" + re.escape(tag) + r"-py3(?!-igpu)", rel["quote"])
+                        or f"pytorch-release-notes/rel-{yy}-{mm}.html" in rel["quote"]), (tag, field)
         if rel["torch"]:
             v = Version(rel["torch"])
             assert v.is_prerelease and v.local, (tag, rel["torch"])  # an NGC build: X.Ya0+<git>
@@ -90,13 +92,16 @@ def test_the_script_rejects_a_malformed_release():
     mod.check_release("24.12", stated)
     with pytest.raises(AssertionError):
         mod.check_release("24.11", {**stated, "how": {**stated["how"], "torch": "tag-statement"}})
+    with pytest.raises(AssertionError):  # a statement about the -igpu variant is not one about -py3
+        mod.check_release("24.12", {**stated, "quote": stated["quote"].replace("24.12-py3", "24.12-py3-igpu")
+                                    .replace("rel-24-12", "rel-xx-xx")})
     # a Jetson table row holds for the releases it names only
-    jetson = mod.NGC_RELEASES["25.03"]
-    mod.check_release("25.03", jetson)
+    jetson = mod.NGC_RELEASES["25.05"]
+    mod.check_release("25.05", jetson)
     with pytest.raises(AssertionError):
         mod.check_release("25.04", jetson)
     with pytest.raises(AssertionError):  # a release-notes fact needs a release-notes page in the source
-        mod.check_release("25.03", {**jetson, "how": {"torch": "release-notes"}})
+        mod.check_release("25.05", {**jetson, "how": {"torch": "release-notes"}})
 
 
 def test_a_release_with_an_entry_answers_torch_python_cuda():
@@ -117,8 +122,9 @@ def test_releases_read_from_other_sources_answer_their_facts():
     assert img.torch.version == "2.5.0a0+872d972e41" and img.python == "3.10" and img.cuda == (12, 6)
     img = base_image("nvcr.io/nvidia/pytorch:25.02-py3")
     assert img.python == "3.12" and img.cuda == (12, 8)  # "12.8.0.38": a build number after the patch level
-    img = base_image("nvcr.io/nvidia/pytorch:25.03-py3")
-    assert img.torch.version == "2.7.0a0+7c8ec84dab" and img.python is None and img.cuda is None
+    img = base_image("nvcr.io/nvidia/pytorch:25.05-py3")  # only the torch build was found
+    assert img.torch.version == "2.8.0a0+5228986c39" and img.python is None and img.cuda is None
+    assert "Jetson compatibility table" in img.torch.via
 
 
 def test_a_release_without_an_entry_keeps_the_date_bound():
