@@ -244,12 +244,30 @@ NGC_RELEASES = {
                  "based on NVIDIA CUDA 10.2.89'; 'pre-built and installed in Conda default environment "
                  "(/opt/conda/lib/python3.6/site-packages/torch/)'",
     }),
+    "20.03": _release("20.03", {
+        "torch": "1.5.0a0+8f84ded", "python": "3.6", "cuda": "10.2.89", "how": "release-notes-copy",
+        "source": _NOTES + "rel_20-03.html, as copied in a public README (search-index file id 44350932792)",
+        "quote": "'from [PyTorch Release 20.3](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_20-03.html#rel_20-03) ... pre-built and installed in Conda default environment "
+                 "(/opt/conda/lib/python3.6/site-packages/torch/) ... Ubuntu 18.04 including Python 3.6 environment - "
+                 "NVIDIA CUDA 10.2.89 including cuBLAS 10.2.2.89 ... PyTorch container image version 20.03 is based on "
+                 "1.5.0a0+8f84ded'",
+    }),
     "20.06": _release("20.06", {
         "python": "3.6", "cuda": "11.0.167", "how": "release-notes",
         "source": _NOTES + "rel_20-06.html",
         "quote": "'Release 20.06 is based on NVIDIA CUDA 11.0.167'; 'pre-built and installed in Conda default "
                  "environment (/opt/conda/lib/python3.6/site-packages/torch/)' (the torch version was not in the "
                  "readable part of the page)",
+    }),
+    "20.10": _release("20.10", {
+        "torch": "1.7.0a0+7036e91", "python": "3.6", "cuda": "11.1.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel_20-10.html, as summarised in the header of a public Dockerfile built on that release "
+                  "(search-index file id 43886729903)",
+        "quote": "'# The NVIDIA container image for PyTorch, release 20.10, is available on NGC. # This container is built "
+                 "on Ubuntu 18.04 and includes Python 3.6. ... # 1. NVIDIA CUDA 11.1.0 including cuBLAS 11.2.1 ... # - "
+                 "PyTorch container image version 20.10 is based on PyTorch 1.7.0a0+7036e91 ... # Framework support "
+                 "matrix: https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-10.html'",
     }),
     "20.12": _release("20.12", {
         "torch": "1.8.0a0+1606899", "python": "3.8", "cuda": "11.1.1", "how": "release-notes-copy",
@@ -259,6 +277,29 @@ NGC_RELEASES = {
                  "CUDA 11.1.1' (the same page still says 'Conda default environment (/opt/conda/lib/python3.6/...)', "
                  "a sentence carried over from older releases; github.com/cainmagi/Dockerfiles README, an image built "
                  "on nvcr.io/nvidia/pytorch:20.12-py3: 'PyTorch 1.8.0a' and 'Python 3.8.5')",
+    }),
+    "21.09": _release("21.09", {
+        "torch": "1.10.0a0+3fd9dcf", "python": "3.8", "cuda": "11.4.2", "how": "release-notes-copy",
+        "source": _NOTES + "rel_21-09.html, as copied in a public README (search-index file id 42134666446)",
+        "quote": "'[PyTorch NVIDIA Release 21.09](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_21-09.html#rel_21-09) ... pre-built and installed in Conda default environment "
+                 "(/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 environment "
+                 "NVIDIA CUDA 11.4.2 ... PyTorch container image version 21.09 is based on 1.10.0a0+3fd9dcf'",
+    }),
+    "21.10": _release("21.10", {
+        "python": "3.8", "cuda": "11.4.2", "how": "tag-statement",
+        "source": "a public build note listing the contents of the image it pulls (search-index file id 1711487745)",
+        "quote": "'base docker images `nvcr.io/nvidia/pytorch:21.10-py3` ... Ubuntu 20.04 including Python 3.8 "
+                 "environment NVIDIA CUDA 11.4.2 with cuBLAS 11.6.5.2'",
+    }),
+    "22.01": _release("22.01", {
+        "python": "3.8", "cuda": "11.6.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel_22-01.html, its contents section as copied in a public README (search-index file id "
+                  "41600968516); the torch build is not in the copy",
+        "quote": "'[PyTorch NVIDIA Release 22.01](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_22-01.html#rel_21-01) ... PyTorch Release 22.01 ... pre-built and installed in Conda default "
+                 "environment (/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 "
+                 "environment NVIDIA CUDA 11.6.0'",
     }),
     "22.05": _release("22.05", _jetson("22.05")),
     "22.06": _release("22.06", _jetson("22.06")),
@@ -308,6 +349,13 @@ NGC_RELEASES = {
                   "unknown here",
         "quote": "'# nvcr.io/nvidia/pytorch:23.05-py3 - CUDA 12.1 / Python 3.10 / PyTorch 2.0.0 #  - "
                  "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-05.html'",
+    }),
+    "23.09": _release("23.09", {
+        "python": "3.10", "cuda": "12.2.1", "how": "tag-statement",
+        "source": "a public Dockerfile that lists, under its (commented-out) FROM line for that tag, the contents NVIDIA "
+                  "publishes for it (search-index file id 11042559694)",
+        "quote": "'# FROM --platform=amd64 nvcr.io/nvidia/pytorch:23.09-py3 as base ... # Ubuntu 22.04 including "
+                 "Python 3.10 #NVIDIA CUDA® 12.2.1 #NVIDIA cuBLAS 12.2.5.6 #NVIDIA cuDNN 8.9.5'",
     }),
     "23.11": _release("23.11", _jetson("23.11"), {
         "python": "3.10", "cuda": "12.3", "how": "tag-statement",
