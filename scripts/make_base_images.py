@@ -166,7 +166,10 @@ def check_release(tag: str, rel: dict) -> None:
 
 # Table 1 rows (PyTorch Version | NVIDIA Framework Container | NVIDIA Framework Wheel | JetPack Version), as written
 _JETSON_ROWS = {
-    "26.03": "| 2.11.0a0+a6c236b9fd1 | 26.03 | - | 7.1 |", "26.02": "| 2.11.0a0+eb65b36914 | 26.02 | - | 7.1 |",
+    # 26.03's row reads '2.11.0a0+a6c236b9fd1' in the transcription: one hex digit more than every other build
+    # and than the torch that runs in NVIDIA's 26.03 images ('2.11.0a0+a6c236b9fd.nv26.03.46836102', search-index
+    # file ids 69841502341, 56778581553); likely a footnote mark read into the cell, so it is not used.
+    "26.02": "| 2.11.0a0+eb65b36914 | 26.02 | - | 7.1 |",
     "26.01": "| 2.10.0a0+a36e1d39eb | 26.01 | - | 7.1 |", "25.11": "| 2.10.0a0+b558c986e8 | 25.11 | - | 7.0 |",
     "25.10": "| 2.9.0a0+145a3a7bda | 25.10 | - | 7.0 |", "25.09": "| 2.9.0a0+50eac811a6 | 25.09 | - | 7.0 |",
     "25.08": "| 2.8.0a0+34c6371d24 | 25.08 | - | 7.0 |", "25.06": "| 2.8.0a0+5228986c39 | 25.06 | - | **6.2** |",
@@ -521,12 +524,18 @@ NGC_RELEASES = {
         "quote": "'`nvcr.io/nvidia/pytorch:26.02-py3` bundles CUDA 13.1.1 and PyTorch 2.11.0a0+eb65b36914 on Python "
                  "3.12/Ubuntu 24.04'",
     }),
-    "26.03": _release("26.03", _jetson("26.03")),
     "26.04": _release("26.04", {
         "cuda": "13.2.1", "how": "tag-statement",
         "source": "a public GPU-server preflight report (search-index file id 63388423911) citing " + _NOTES
-                  + "rel-26-04.html; the torch build and Python of 26.04 were not found in a readable copy: unknown",
+                  + "rel-26-04.html",
         "quote": "'| Container tag | `nvcr.io/nvidia/pytorch:26.04-py3` | ... The pinned image contains CUDA 13.2.1.'",
+    }, {
+        "torch": "2.12.0a0+0291f960b6", "python": "3.12", "how": "tag-statement",
+        "source": "the same project's execution record of that image run under Singularity (search-index file id "
+                  "63476594832), which lists the versions of that runtime (the image plus a project-local venv; the "
+                  ".nv26.04 torch build is the image's own)",
+        "quote": "'- NGC source: `nvcr.io/nvidia/pytorch:26.04-py3` ... | Python | 3.12.3 | | PyTorch | "
+                 "`2.12.0a0+0291f960b6.nv26.04.48445190` |'",
     }),
     "26.05": _release("26.05", {
         "cuda": "13.2.1", "how": "release-notes-copy",
