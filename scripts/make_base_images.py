@@ -113,96 +113,439 @@ NGC_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-not
 
 # NGC PyTorch, per release (nvcr.io/nvidia/pytorch:YY.MM-py3): the torch build, the Python of the default
 # environment, the CUDA toolkit, each read from NVIDIA's release notes for that release (the page itself where a
-# stored copy was readable, else a public file that quotes it); `source` names where and `quote` gives the words.
-# A field left None is not known (not published where it could be read): the rules then fall back to the row's
-# date bound. Only releases with at least one cited fact are listed.
+# stored copy was readable, else a public file that quotes it), from NVIDIA's Jetson compatibility table (torch), or
+# from a public file that states it for that exact tag; `source` names where, `quote` gives the words and `how` says,
+# per field, which of these it is (NGC_HOW below). A field left None is not known (not published where it could be
+# read): the rules then fall back to the row's date bound. Only releases with at least one cited fact are listed.
 _NOTES = "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+# How each NGC fact was read (`how`, per field): "release-notes": a stored copy of NVIDIA's release-notes page
+# itself; "release-notes-copy": a public file that copies, quotes, translates or tabulates that page and names it;
+# "jetson-matrix": NVIDIA's own "PyTorch for Jetson Platform" release notes, whose Table 1 lists the PyTorch build
+# of each framework container release (the same containers, YY.MM; its values agree with the x86 release notes
+# wherever both were readable: 24.02-24.10 and 25.12); "tag-statement": a public file that names the exact tag
+# nvcr.io/nvidia/pytorch:YY.MM-py3 and states the value for it (a project's base-image notes, a run of the image, an
+# image built FROM it), the counterpart of "an assertion run while building FROM that tag" above.
+NGC_HOW = ("release-notes", "release-notes-copy", "jetson-matrix", "tag-statement")
+JETSON_NOTES = ("https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform-release-notes/"
+                "pytorch-jetson-rel.html")
+_JETSON = (JETSON_NOTES + " (NVIDIA, PyTorch for Jetson Platform Release Notes, SWE-SWDOCTFX-001-RELN_v001, April "
+           "2026), Table 1 'PyTorch compatibility with NVIDIA containers and JetPack', column 'NVIDIA Framework "
+           "Container', as transcribed in a public file (search-index file id 52208439512)")
+def check_release(tag: str, rel: dict) -> None:
+    """A per-release entry: a YY.MM tag, versions that parse (torch as PEP 440, Python X.Y, CUDA X.Y[.Z[.B]]), at
+    least one of them known, where it was read with the words, and how each known field was read: from the release
+    notes (the source names a release-notes page), from NVIDIA's Jetson table (the source names that page, the quote
+    holds the table row with this release and this torch), or from a file about this exact tag (the quote names
+    nvcr.io/nvidia/pytorch:<tag>-py3)."""
+    assert re.fullmatch(r"\d{2}\.\d{2}", tag), tag
+    assert set(rel) == {"torch", "python", "cuda", "source", "quote", "how"}, (tag, rel)
+    assert rel["source"] and rel["quote"], tag
+    assert any(rel[k] for k in ("torch", "python", "cuda")), tag
+    assert set(rel["how"]) == {k for k in ("torch", "python", "cuda") if rel[k]}, (tag, rel["how"])
+    for field, how in rel["how"].items():
+        assert how in NGC_HOW, (tag, field, how)
+        if how in ("release-notes", "release-notes-copy"):
+            assert _NOTES in rel["source"], (tag, field)
+        elif how == "jetson-matrix":
+            assert field == "torch" and JETSON_NOTES in rel["source"], (tag, field)
+            assert re.search(r"\| " + re.escape(rel["torch"]) + r" \| [^|]*\b" + re.escape(tag) + r"\b", rel["quote"]), tag
+        else:  # the quote names this exact tag (not its -igpu variant) or this release's notes page
+            yy, mm = tag.split(".")
+            assert (re.search(r"nvcr\.io/nvidia/pytorch:" + re.escape(tag) + r"-py3(?!-igpu)", rel["quote"])
+                    or f"pytorch-release-notes/rel-{yy}-{mm}.html" in rel["quote"]), (tag, field)
+    if rel["torch"]:
+        from packaging.version import Version
+
+        assert Version(rel["torch"]).is_prerelease, (tag, rel["torch"])  # NGC builds are X.Ya0+<git>
+        assert rel["torch"] in rel["quote"], tag
+    if rel["python"]:
+        assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
+    if rel["cuda"]:
+        assert re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d+){0,2}", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+
+
+# Table 1 rows (PyTorch Version | NVIDIA Framework Container | NVIDIA Framework Wheel | JetPack Version), as written
+_JETSON_ROWS = {
+    # 26.03's row reads '2.11.0a0+a6c236b9fd1' in the transcription: one hex digit more than every other build
+    # and than the torch that runs in NVIDIA's 26.03 images ('2.11.0a0+a6c236b9fd.nv26.03.46836102', search-index
+    # file ids 69841502341, 56778581553); likely a footnote mark read into the cell, so it is not used.
+    "26.02": "| 2.11.0a0+eb65b36914 | 26.02 | - | 7.1 |",
+    "26.01": "| 2.10.0a0+a36e1d39eb | 26.01 | - | 7.1 |", "25.11": "| 2.10.0a0+b558c986e8 | 25.11 | - | 7.0 |",
+    "25.10": "| 2.9.0a0+145a3a7bda | 25.10 | - | 7.0 |", "25.09": "| 2.9.0a0+50eac811a6 | 25.09 | - | 7.0 |",
+    "25.08": "| 2.8.0a0+34c6371d24 | 25.08 | - | 7.0 |", "25.06": "| 2.8.0a0+5228986c39 | 25.06 | - | **6.2** |",
+    "25.05": "| 2.8.0a0+5228986c39 | 25.05 | - | **6.2** |", "25.04": "| 2.7.0a0+79aa17489c | 25.04 | - | **6.2** |",
+    "25.03": "| 2.7.0a0+7c8ec84dab | 25.03 | - | **6.2** |", "25.02": "| 2.7.0a0+6c54963f75 | 25.02 | - | **6.2** |",
+    "25.01": "| 2.6.0a0+ecf3bae40a | 25.01 | - | 6.1 |", "24.12": "| 2.6.0a0+df5bbc09d1 | 24.12 | - | 6.1 |",
+    "24.11": "| 2.6.0a0+df5bbc0 | 24.11 | - | 6.1 |", "24.10": "| 2.5.0a0+e000cf0ad9 | 24.10 | - | 6.1 |",
+    "24.09": "| 2.5.0a0+b465a5843b | 24.09 | **24.09** | 6.1 |",
+    "24.08": "| 2.5.0a0+872d972e41 | 24.08 | - | 6.0 |",
+    "24.07": "| 2.4.0a0+3bcc3cddb5 | 24.07 | **24.07** | 6.0 |",
+    "24.06": "| 2.4.0a0+f70bd71a48 | 24.06 | **24.06** | 6.0 |",
+    "24.05": "| 2.4.0a0+07cecf4168 | 24.05 | **24.05** | 6.0 |",
+    "24.04": "| 2.3.0a0+6ddf5cf85e | 24.04 | **24.04** | 6.0 Developer Preview |",
+    "24.03": "| 2.3.0a0+40ec155e58 | 24.03 | **24.03** | - |", "24.02": "| 2.3.0a0+ebedce2 | 24.02 | **24.02** | - |",
+    "24.01": "| 2.2.0a0+81ea7a4 | 23.12, 24.01 | **23.12, 24.01** | - |",
+    "23.12": "| 2.2.0a0+81ea7a4 | 23.12, 24.01 | **23.12, 24.01** | - |",
+    "23.11": "| 2.2.0a0+6a974bec | 23.11 | - | - |", "22.07": "| 1.13.0a0+08820cb | 22.07 | **22.07** | - |",
+    "22.06": "| 1.13.0a0+340c412 | 22.06 | **22.06** | 5.0.1 |", "22.05": "| 1.12.0a0+8a1a93a9 | 22.05 | **22.05** | 5.0 |",
+}
+
+
+def _jetson(tag: str) -> dict:
+    """The torch build Table 1 gives for container release `tag`."""
+    row = _JETSON_ROWS[tag]
+    return {"torch": row.split("|")[1].strip(), "source": _JETSON, "quote": f"Table 1: '{row}'", "how": "jetson-matrix"}
+
+
+def _release(tag: str, *parts: dict) -> dict:
+    """One release's entry from its sources: each part gives some of torch / python / cuda, where it was read
+    (source), the words (quote) and how (one of NGC_HOW); a field no part gives stays None (unknown). Each part
+    passes check_release on its own, so a part's kind of source is checked against that part's own words."""
+    rel = {"torch": None, "python": None, "cuda": None, "source": "", "quote": "", "how": {}}
+    for p in parts:
+        check_release(tag, {"torch": None, "python": None, "cuda": None, **{k: v for k, v in p.items() if k != "how"},
+                            "how": {k: p["how"] for k in ("torch", "python", "cuda") if p.get(k)}})
+        for k in ("torch", "python", "cuda"):
+            if p.get(k):
+                assert rel[k] is None, k  # one source per fact
+                rel[k] = p[k]
+                rel["how"][k] = p["how"]
+        rel["source"] = f"{rel['source']}; {p['source']}" if rel["source"] else p["source"]
+        rel["quote"] = f"{rel['quote']} / {p['quote']}" if rel["quote"] else p["quote"]
+    return rel
+
+
+# A public table of NGC releases 24.02-24.10 whose author states 'all the image software versions above were taken
+# from NVIDIA's official site' (the release notes), search-index file id 13148618456
+_TABLE_24 = (_NOTES + "rel-24-10.html and the earlier release notes, as tabulated in a public Megatron-Core guide "
+             "(search-index file id 13148618456: '如上镜像软件版本信息全部从NVIDIA官网获取' - all of the image "
+             "software versions above were taken from NVIDIA's official site)")
+
+
+def _table24(tag: str, row: str, **facts) -> dict:
+    return {**facts, "source": _TABLE_24, "quote": f"'|nvcr.io/nvidia/pytorch:{tag}-py3{row}'",
+            "how": "release-notes-copy"}
+
+
+def _aligned(tag: str, file_id: str, cuda: str, line: str) -> dict:
+    """The CUDA toolkit of release `tag` as pinned by a public install script that aligns itself with that
+    release's notes and checks the image's nvcc against it (search-index file id `file_id`)."""
+    yy, mm = tag.split(".")
+    return {"cuda": cuda, "how": "release-notes-copy",
+            "source": f"{_NOTES}rel-{yy}-{mm}.html, as pinned in a public install script for an image built on "
+                      f"that release (search-index file id {file_id}), which then checks the pre-installed nvcc against "
+                      "CUDA_VER",
+            "quote": f"'# Align with the pre-installed cuDNN / cuBLAS / NCCL versions from # https://docs.nvidia.com/"
+                     f"deeplearning/frameworks/pytorch-release-notes/rel-{yy}-{mm}.html#rel-{yy}-{mm} {line}'"}
+
+
 NGC_RELEASES = {
-    "20.02": {
-        "torch": "1.4.0a0+a5b4d78", "python": "3.6", "cuda": "10.2.89",
+    "20.02": _release("20.02", {
+        "torch": "1.4.0a0+a5b4d78", "python": "3.6", "cuda": "10.2.89", "how": "release-notes",
         "source": _NOTES + "rel_20-02.html",
         "quote": "'PyTorch container image version 20.02 is based on PyTorch 1.4.0a0+a5b4d78'; 'Release 20.02 is "
                  "based on NVIDIA CUDA 10.2.89'; 'pre-built and installed in Conda default environment "
                  "(/opt/conda/lib/python3.6/site-packages/torch/)'",
-    },
-    "20.06": {
-        "torch": None, "python": "3.6", "cuda": "11.0.167",
+    }),
+    "20.03": _release("20.03", {
+        "torch": "1.5.0a0+8f84ded", "python": "3.6", "cuda": "10.2.89", "how": "release-notes-copy",
+        "source": _NOTES + "rel_20-03.html, as copied in a public README (search-index file id 44350932792)",
+        "quote": "'from [PyTorch Release 20.3](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_20-03.html#rel_20-03) ... pre-built and installed in Conda default environment "
+                 "(/opt/conda/lib/python3.6/site-packages/torch/) ... Ubuntu 18.04 including Python 3.6 environment - "
+                 "NVIDIA CUDA 10.2.89 including cuBLAS 10.2.2.89 ... PyTorch container image version 20.03 is based on "
+                 "1.5.0a0+8f84ded'",
+    }),
+    "20.06": _release("20.06", {
+        "python": "3.6", "cuda": "11.0.167", "how": "release-notes",
         "source": _NOTES + "rel_20-06.html",
         "quote": "'Release 20.06 is based on NVIDIA CUDA 11.0.167'; 'pre-built and installed in Conda default "
                  "environment (/opt/conda/lib/python3.6/site-packages/torch/)' (the torch version was not in the "
                  "readable part of the page)",
-    },
-    "20.12": {
-        "torch": "1.8.0a0+1606899", "python": "3.8", "cuda": "11.1.1",
+    }),
+    "20.10": _release("20.10", {
+        "torch": "1.7.0a0+7036e91", "python": "3.6", "cuda": "11.1.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel_20-10.html, as summarised in the header of a public Dockerfile built on that release "
+                  "(search-index file id 43886729903)",
+        "quote": "'# The NVIDIA container image for PyTorch, release 20.10, is available on NGC. # This container is built "
+                 "on Ubuntu 18.04 and includes Python 3.6. ... # 1. NVIDIA CUDA 11.1.0 including cuBLAS 11.2.1 ... # - "
+                 "PyTorch container image version 20.10 is based on PyTorch 1.7.0a0+7036e91 ... # Framework support "
+                 "matrix: https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel_20-10.html'",
+    }),
+    "20.12": _release("20.12", {
+        "torch": "1.8.0a0+1606899", "python": "3.8", "cuda": "11.1.1", "how": "release-notes-copy",
         "source": _NOTES + "rel_20-12.html, as copied verbatim in github.com/taofuyu/detectron2 DOCKER_INFO.md",
         "quote": "'PyTorch container image version 20.12 is based on 1.8.0a0+1606899'; 'The container also includes "
                  "the following: Ubuntu 20.04 including Python 3.8 environment'; 'Release 20.12 is based on NVIDIA "
                  "CUDA 11.1.1' (the same page still says 'Conda default environment (/opt/conda/lib/python3.6/...)', "
                  "a sentence carried over from older releases; github.com/cainmagi/Dockerfiles README, an image built "
                  "on nvcr.io/nvidia/pytorch:20.12-py3: 'PyTorch 1.8.0a' and 'Python 3.8.5')",
-    },
-    "23.03": {
-        "torch": "2.0.0a0+1767026", "python": None, "cuda": "12.1.0",
-        "source": _NOTES + "rel-23-03.html, as quoted in github.com/MyrtleSoftware/caiman-asr training/Dockerfile "
-                  "(torch) and in the MONAI Toolkit 1.1 documentation (github.com/zephyrie/test-docs-source "
-                  "requirements.rst, CUDA)",
-        "quote": "caiman-asr: 'ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:23.03-py3 ... # pytorch version taken from "
-                 "here: # https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-03.html"
-                 "#rel-23-03 ENV PYTORCH_VERSION=2.0.0a0+1767026'; MONAI Toolkit: 'The MONAI Toolkit 1.1 is based on "
-                 "the NVIDIA PyTorch container release 23.03. Release 23.03 is based on CUDA 12.1.0'; the Python of "
-                 "23.03 was not found in a readable copy: unknown",
-    },
-    "23.04": {
-        "torch": "2.1.0a0+fe05266f", "python": "3.8", "cuda": "12.1.0",
+    }),
+    "21.09": _release("21.09", {
+        "torch": "1.10.0a0+3fd9dcf", "python": "3.8", "cuda": "11.4.2", "how": "release-notes-copy",
+        "source": _NOTES + "rel_21-09.html, as copied in a public README (search-index file id 42134666446)",
+        "quote": "'[PyTorch NVIDIA Release 21.09](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_21-09.html#rel_21-09) ... pre-built and installed in Conda default environment "
+                 "(/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 environment "
+                 "NVIDIA CUDA 11.4.2 ... PyTorch container image version 21.09 is based on 1.10.0a0+3fd9dcf'",
+    }),
+    "21.10": _release("21.10", {
+        "python": "3.8", "cuda": "11.4.2", "how": "tag-statement",
+        "source": "a public build note listing the contents of the image it pulls (search-index file id 1711487745)",
+        "quote": "'base docker images `nvcr.io/nvidia/pytorch:21.10-py3` ... Ubuntu 20.04 including Python 3.8 "
+                 "environment NVIDIA CUDA 11.4.2 with cuBLAS 11.6.5.2'",
+    }),
+    "22.01": _release("22.01", {
+        "python": "3.8", "cuda": "11.6.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel_22-01.html, its contents section as copied in a public README (search-index file id "
+                  "41600968516); the torch build is not in the copy",
+        "quote": "'[PyTorch NVIDIA Release 22.01](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel_22-01.html#rel_21-01) ... PyTorch Release 22.01 ... pre-built and installed in Conda default "
+                 "environment (/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 "
+                 "environment NVIDIA CUDA 11.6.0'",
+    }),
+    "22.05": _release("22.05", _jetson("22.05")),
+    "22.06": _release("22.06", _jetson("22.06")),
+    "22.07": _release("22.07", _jetson("22.07")),
+    "22.11": _release("22.11", {
+        "torch": "1.13.0a0+936e930", "cuda": "11.8.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel-22-11.html, as quoted in the header of a public Dockerfile built FROM that tag "
+                  "(search-index file id 46236285452); the Python of 22.11 is not in the quote: unknown",
+        "quote": "'# https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-22-11.html#rel-22-11 # "
+                 "NVIDIA CUDA 11.8.0 ... # PyTorch container image version 22.11 is based on 1.13.0a0+936e930. ... FROM "
+                 "nvcr.io/nvidia/pytorch:22.11-py3'",
+    }),
+    "22.12": _release("22.12", {
+        "torch": "1.14.0a0+410ce96", "python": "3.8", "cuda": "11.8.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel-22-12.html, as translated into Chinese in a public file titled 'PyTorch Release "
+                  "22.12' (search-index file id 31798954267)",
+        "quote": "'PyTorch 容器映像版本基於 `1.14.0a0+410ce96`' (the container image version is based on "
+                 "1.14.0a0+410ce96); 'PyTorch: 在預設的 Python 環境中預先構建和安裝的版本 "
+                 "(`/usr/local/lib/python3.8/dist-packages/torch`)'; 'Python 版本: Python 3.8'; 'NVIDIA CUDA 11.8.0'",
+    }),
+    "23.03": _release("23.03", {
+        "torch": "2.0.0a0+1767026", "how": "release-notes-copy",
+        "source": _NOTES + "rel-23-03.html, as quoted in github.com/MyrtleSoftware/caiman-asr training/Dockerfile",
+        "quote": "'ARG FROM_IMAGE_NAME=nvcr.io/nvidia/pytorch:23.03-py3 ... # pytorch version taken from here: # "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-03.html#rel-23-03 "
+                 "ENV PYTORCH_VERSION=2.0.0a0+1767026'",
+    }, {
+        "cuda": "12.1.0", "how": "release-notes-copy",
+        "source": _NOTES + "rel-23-03.html, as quoted in the MONAI Toolkit 1.1 documentation "
+                  "(github.com/zephyrie/test-docs-source requirements.rst); the Python of 23.03 was not found in a "
+                  "readable copy: unknown",
+        "quote": "'The MONAI Toolkit 1.1 is based on the NVIDIA PyTorch container release 23.03. Release 23.03 is "
+                 "based on CUDA 12.1.0'",
+    }),
+    "23.04": _release("23.04", {
+        "torch": "2.1.0a0+fe05266f", "python": "3.8", "cuda": "12.1.0", "how": "tag-statement",
         "source": "github.com/NVIDIA/Megatron-LM tools/retro/README.md (4549b3dd3aaa7ba62295303e67a893b38c4dd831), "
                   "which lists the contents of " + _NOTES + "rel-23-04.html",
         "quote": "'The docker image is based on `nvcr.io/nvidia/pytorch:23.04-py3`. ... If docker is not available, we "
                  "recommend start from a clean conda environment, including: - Python 3.8 - NVIDIA CUDA 12.1.0 ... "
                  "- PyTorch 2.1.0a0+fe05266f'",
-    },
-    "24.01": {
-        "torch": None, "python": "3.10", "cuda": "12.3.2",
-        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-01.html, as quoted "
-                  "in a public Dockerfile (search-index file id 24567752404, CUDA) and named in a public Dockerfile"
-                  " header (search-index file id 61095583162, Python); the torch build is not in these quotes",
+    }),
+    "23.05": _release("23.05", {
+        "python": "3.10", "cuda": "12.1", "how": "tag-statement",
+        "source": "a public devcontainer Dockerfile (search-index file id 6084104142) citing " + _NOTES
+                  + "rel-23-05.html; it gives the torch as 'PyTorch 2.0.0' without the build, so the torch is left "
+                  "unknown here",
+        "quote": "'# nvcr.io/nvidia/pytorch:23.05-py3 - CUDA 12.1 / Python 3.10 / PyTorch 2.0.0 #  - "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-05.html'",
+    }),
+    "23.09": _release("23.09", {
+        "python": "3.10", "cuda": "12.2.1", "how": "tag-statement",
+        "source": "a public Dockerfile that lists, under its (commented-out) FROM line for that tag, the contents NVIDIA "
+                  "publishes for it (search-index file id 11042559694)",
+        "quote": "'# FROM --platform=amd64 nvcr.io/nvidia/pytorch:23.09-py3 as base ... # Ubuntu 22.04 including "
+                 "Python 3.10 #NVIDIA CUDA® 12.2.1 #NVIDIA cuBLAS 12.2.5.6 #NVIDIA cuDNN 8.9.5'",
+    }),
+    "23.11": _release("23.11", _jetson("23.11"), {
+        "python": "3.10", "cuda": "12.3", "how": "tag-statement",
+        "source": "a public devcontainer Dockerfile (search-index file id 6084104142) citing " + _NOTES
+                  + "rel-23-11.html",
+        "quote": "'# nvcr.io/nvidia/pytorch:23.11-py3 - CUDA 12.3 / Python 3.10 / PyTorch 2.2.0 #  - "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-11.html'",
+    }),
+    "23.12": _release("23.12", _jetson("23.12"), {
+        "python": "3.10", "cuda": "12.3.2", "how": "tag-statement",
+        "source": "the description of a public image built on that tag (search-index file id 12370285431), citing "
+                  + _NOTES + "rel-23-12.html",
+        "quote": "'Image based on official nvidia image nvcr.io/nvidia/pytorch:23.12-py3. - For release notes see "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-12.html Contains: - "
+                 "Ubuntu 22.04 - CUDA 12.3.2 - Pytorch 2.2 - ONNX 1.16.3 - Python 3.10'",
+    }),
+    "24.01": _release("24.01", _jetson("24.01"), {
+        "cuda": "12.3.2", "how": "release-notes-copy",
+        "source": _NOTES + "rel-24-01.html, as quoted in a public Dockerfile (search-index file id 24567752404)",
         "quote": "'# PyTorch=2.2.0, cuda=12.3.2 # Ref: "
-                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-01.html#rel-24-01';"
-                 " '# Nocturne Simulator — PyTorch Release 24.01 (Ubuntu 22.04 / Python 3.10) FROM "
+                 "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-01.html#rel-24-01'",
+    }, {
+        "python": "3.10", "how": "tag-statement",
+        "source": "a public Dockerfile header naming " + _NOTES + "rel-24-01.html's release (search-index file id "
+                  "61095583162)",
+        "quote": "'# Nocturne Simulator — PyTorch Release 24.01 (Ubuntu 22.04 / Python 3.10) FROM "
                  "nvcr.io/nvidia/pytorch:24.01-py3'",
-    },
-    "24.04": {
-        "torch": None, "python": "3.10", "cuda": "12.4",
-        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-04.html, its "
-                  "'Contents of the PyTorch container' section as copied verbatim in a public README (search-index "
-                  "file id 39803068600); the copy gives CUDA without a patch level and no torch build",
+    }),
+    "24.02": _release("24.02", _table24("24.02", "| 22.04 | NVIDIA CUDA 12.3.2 | 2.3.0a0+ebedce2 | Python 3.10.12| 无|",
+                               torch="2.3.0a0+ebedce2", python="3.10", cuda="12.3.2")),
+    "24.03": _release("24.03", _table24("24.03", "| 22.04 | NVIDIA CUDA 12.4.0.41 | 2.3.0a0+40ec155e58 | Python 3.10.12 | 无|",
+                               torch="2.3.0a0+40ec155e58", python="3.10", cuda="12.4.0.41")),
+    "24.04": _release("24.04", _table24("24.04", "| 22.04 | NVIDIA CUDA 12.4.1 | 2.3.0a0+6ddf5cf85e | Python 3.10.12 | 无|",
+                               torch="2.3.0a0+6ddf5cf85e"), {
+        "python": "3.10", "cuda": "12.4", "how": "release-notes-copy",
+        "source": _NOTES + "rel-24-04.html, its 'Contents of the PyTorch container' section as copied verbatim in a "
+                  "public README (search-index file id 39803068600); the copy gives CUDA without a patch level",
         "quote": "'Base Image nvcr.io/nvidia/pytorch:24.04-py3 ... It is prebuilt and installed in the default "
                  "Python environment (/usr/local/lib/python3.10/dist-packages/torch) in the container image. The "
                  "container also includes the following: ‣ Ubuntu 22.04 including Python 3.10 ‣ NVIDIA CUDA 12.4 ‣"
                  " NVIDIA cuBLAS 12.4.5.8'",
-    },
-    "24.05": {
-        "torch": None, "python": "3.10", "cuda": "12.4.1",
-        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html, as copied "
-                  "in a public benchmark script (search-index file id 1451921646); no torch build in the copy",
+    }),
+    "24.05": _release("24.05", _table24("24.05", "| 22.04 | NVIDIA CUDA 12.4.1 | 2.4.0a0+07cecf4168 | Python 3.10.12 | 无|",
+                               torch="2.4.0a0+07cecf4168"), {
+        "python": "3.10", "cuda": "12.4.1", "how": "release-notes-copy",
+        "source": _NOTES + "rel-24-05.html, as copied in a public benchmark script (search-index file id 1451921646)",
         "quote": "'# https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-05.html # Ubuntu"
                  " 22.04 including Python 3.10 # NVIDIA CUDA 12.4.1 # NVIDIA cuBLAS 12.4.5.8 # NVIDIA cuDNN "
                  "9.1.0.70'",
-    },
-    "24.10": {
-        "torch": None, "python": "3.10", "cuda": "12.6.2",
-        "source": "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-10.html, as quoted "
-                  "in a public yolov9 QAT README (search-index file id 16339551928); no torch build in the quote",
+    }),
+    "24.06": _release("24.06", _table24("24.06", "| 22.04 | NVIDIA CUDA 12.5.0.23 | 2.4.0a0+f70bd71a48 | Python 3.10.12 | 无|",
+                               torch="2.4.0a0+f70bd71a48", python="3.10", cuda="12.5.0.23")),
+    "24.07": _release("24.07", _table24("24.07", "| 22.04 | NVIDIA CUDA 12.5.1 | 2.4.0a0+3bcc3cddb5 | Python 3.10.12 | 无|",
+                               torch="2.4.0a0+3bcc3cddb5", python="3.10", cuda="12.5.1")),
+    "24.08": _release("24.08", _table24("24.08", "| 22.04 | NVIDIA CUDA 12.6 | 2.5.0a0+872d972e41 | Python 3.10.12 | "
+                                        "可运行，但有警告|", torch="2.5.0a0+872d972e41", python="3.10", cuda="12.6")),
+    "24.09": _release("24.09", _table24("24.09", "| 22.04 | NVIDIA CUDA 12.6.1 | 2.5.0a0+b465a5843b | Python 3.10.12 | "
+                                        "可运行，但有警告|", torch="2.5.0a0+b465a5843b", python="3.10", cuda="12.6.1")),
+    "24.10": _release("24.10", _table24("24.10", "| 22.04 | NVIDIA CUDA 12.6.2 | 2.5.0a0+e000cf0ad9 | Python 3.10.12 | "
+                                        "可运行，但有警告|", torch="2.5.0a0+e000cf0ad9"), {
+        "python": "3.10", "cuda": "12.6.2", "how": "release-notes-copy",
+        "source": _NOTES + "rel-24-10.html, as quoted in a public yolov9 QAT README (search-index file id 16339551928)",
         "quote": "'NVIDIA PyTorch image (nvcr.io/nvidia/pytorch:24.10-py3) Release 24.10 is based Ubuntu 22.04 "
                  "including Python 3.10 CUDA 12.6.2, which requires NVIDIA Driver release 560 or later ... "
                  "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-10.html'",
-    },
-    "25.12": {
-        "torch": "2.10.0a0+b4e4ee81d3", "python": "3.12", "cuda": "13.1.0",
+    }),
+    "24.11": _release("24.11", _jetson("24.11"), {
+        "python": "3.12", "how": "tag-statement",
+        "source": "a public setup note (search-index file id 15369863340) that runs `python -V` in the image and "
+                  "links " + _NOTES + "rel-24-11.html; the CUDA of 24.11 was not found in a readable copy: unknown",
+        "quote": "'https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-11.html # python 3.12 "
+                 "docker run --rm -it --gpus all nvcr.io/nvidia/pytorch:24.11-py3 python -V'",
+    }),
+    "24.12": _release("24.12", _jetson("24.12"), {
+        "python": "3.12", "how": "tag-statement",
+        "source": "github.com/NVIDIA/bionemo-framework docs/docs/main/about/releasenotes-fw.md "
+                  "(0f8f1f2ba3583b3541c08db74ac86a1ec6e930dc), BioNeMo Framework v2.3",
+        "quote": "'Base image updated to `nvcr.io/nvidia/pytorch:24.12-py3`; python updated to 3.12 among other core "
+                 "dependency upgrades ([base container release notes here](https://docs.nvidia.com/deeplearning/"
+                 "frameworks/pytorch-release-notes/rel-24-12.html#rel-24-12))'",
+    }, {
+        "cuda": "12.6.3", "how": "release-notes-copy",
+        "source": _NOTES + "rel-24-12.html, as summarised in a public README (search-index file id 27224067577; it "
+                  "writes the torch build with the shorter hash df5bbc0, the same commit)",
+        "quote": "'https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-24-12.html Release 24.12 "
+                 "contains * Ubuntu 24.04 * CUDA 12.6.3 * TensorRT 10.7.0.23 * PyTorch 2.6.0a0+df5bbc0'",
+    }),
+    "25.01": _release("25.01", _jetson("25.01"), {
+        "python": "3.12", "how": "tag-statement",
+        "source": "a public benchmark report of an image built FROM that tag (search-index file id 52174548262)",
+        "quote": "'| Container | doc2data-gpu:latest (nvcr.io/nvidia/pytorch:25.01-py3) | | PyTorch | "
+                 "2.6.0a0+ecf3bae40a.nv25.01 | | Python | 3.12.3 |'",
+    }, _aligned("25.01", "6004327447", "12.8.0", 'CUDA_VER="12.8" # 12.8.0')),
+    "25.02": _release("25.02", _jetson("25.02"), {
+        "python": "3.12", "cuda": "12.8.0.38", "how": "tag-statement",
+        "source": "a public README of an image built FROM that tag (search-index file id 52484808707), its 'Exact "
+                  "Dependency Versions' table",
+        "quote": "'| Base Image | `nvcr.io/nvidia/pytorch:25.02-py3` | NVIDIA NGC | | CUDA | 12.8.0.38 | Included in "
+                 "NGC | | PyTorch | 2.7.0a0+6c54963f75 | Included in NGC | | Python | 3.12 | Included in NGC |'",
+    }),
+    "25.03": _release("25.03", _jetson("25.03"), {
+        "python": "3.12", "cuda": "12.8.1", "how": "release-notes-copy",
+        "source": _NOTES + "rel-25-03.html, as summarised in a public container README (search-index file id "
+                  "55782390255)",
+        "quote": "'The default base is `nvcr.io/nvidia/pytorch:25.03-py3`. NVIDIA's [25.03 release notes](https://"
+                 "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-25-03.html) list Python 3.12, CUDA "
+                 "12.8.1, PyTorch 2.7.0a0'",
+    }),
+    "25.04": _release("25.04", _jetson("25.04"), {
+        "python": "3.12", "cuda": "12.9", "how": "tag-statement",
+        "source": "a public host inventory that checked the versions inside that image (search-index file id "
+                  "70960351717)",
+        "quote": "'官方镜像：`nvcr.io/nvidia/pytorch:25.04-py3` ... 实查版本：Python 3.12.3、Torch "
+                 "`2.7.0a0+79aa17489c.nv25.04`、CUDA 12.9' (official image ...; versions checked: Python 3.12.3, "
+                 "Torch 2.7.0a0+79aa17489c.nv25.04, CUDA 12.9)",
+    }),
+    "25.05": _release("25.05", _jetson("25.05")),
+    "25.06": _release("25.06", _jetson("25.06"), {
+        "python": "3.12", "cuda": "12.9.1", "how": "tag-statement",
+        "source": "a public image README (search-index file id 69702288681) citing " + _NOTES + "rel-25-06.html",
+        "quote": "'基础镜像为 `nvcr.io/nvidia/pytorch:25.06-py3`，包含 Ubuntu 24.04、Python 3.12、CUDA 12.9.1' (the base "
+                 "image is nvcr.io/nvidia/pytorch:25.06-py3, with Ubuntu 24.04, Python 3.12, CUDA 12.9.1)",
+    }),
+    "25.08": _release("25.08", _jetson("25.08"), {
+        "python": "3.12", "how": "tag-statement",
+        "source": "a public GPU-image README built on NVIDIA's 25.08 image, citing " + _NOTES + "rel-25-08.html "
+                  "(search-index file id 61662731018)",
+        "quote": "'The pin is Ubuntu 24.04, Python 3.12, NVIDIA PyTorch `2.8.0a0+34c6371`, and CUDA 13.0. ... See "
+                 "NVIDIA's [25.08 release notes](https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+                 "rel-25-08.html)'",
+    }, _aligned("25.08", "410322285", "13.0.0", 'CUDA_VER="13.0" # 13.0.0')),
+    "25.09": _release("25.09", _jetson("25.09"), {
+        "python": "3.12", "how": "tag-statement",
+        "source": "a public deployment README (search-index file id 70782531814) citing " + _NOTES + "rel-25-09.html; "
+                  "it gives the CUDA as '13' without a minor version, so the CUDA is left unknown here",
+        "quote": "'A base fixa `nvcr.io/nvidia/pytorch:25.09-py3` fornece Python 3.12, CUDA 13 e PyTorch 2.9 NVIDIA' "
+                 "(the pinned base provides Python 3.12, CUDA 13 and NVIDIA's PyTorch 2.9)",
+    }),
+    "25.10": _release("25.10", _jetson("25.10")),
+    "25.11": _release("25.11", _jetson("25.11"), {
+        "cuda": "13.0", "how": "tag-statement",
+        "source": "a public competition README (search-index file id 61093985709) citing " + _NOTES + "rel-25-11.html",
+        "quote": "'The base image we suggest using ... is `nvcr.io/nvidia/pytorch:25.11-py3`. It includes PyTorch 2.10, "
+                 "CUDA 13.0, `cuda-compat-13-0`, among others; for details, see the NVIDIA release notes for the image'",
+    }),
+    "25.12": _release("25.12", {
+        "torch": "2.10.0a0+b4e4ee81d3", "python": "3.12", "cuda": "13.1.0", "how": "release-notes",
         "source": _NOTES + "rel-25-12.html",
         "quote": "'PyTorch container image version 25.12 is based on 2.10.0a0+b4e4ee81d3'; 'Release 25.12 is based on "
                  "CUDA 13.1.0'; 'prebuilt and installed in the default Python environment "
                  "(/usr/local/lib/python3.12/dist-packages/torch)'",
-    },
+    }),
+    "26.01": _release("26.01", _jetson("26.01"), {
+        "python": "3.12", "cuda": "13.1.1", "how": "tag-statement",
+        "source": "the README of a public image built on it (search-index file id 5736334320), linking "
+                  + _NOTES + "rel-26-01.html",
+        "quote": "'* [Nvidia PyTorch Container 26.01-py3](https://docs.nvidia.com/deeplearning/frameworks/"
+                 "pytorch-release-notes/rel-26-01.html) * python 3.12.3 * cuda 13.1.1 * torch 2.10.0'",
+    }),
+    "26.02": _release("26.02", _jetson("26.02"), {
+        "python": "3.12", "cuda": "13.1.1", "how": "tag-statement",
+        "source": "a public deployment README (search-index file id 71393307968) citing " + _NOTES + "rel-26-02.html",
+        "quote": "'`nvcr.io/nvidia/pytorch:26.02-py3` bundles CUDA 13.1.1 and PyTorch 2.11.0a0+eb65b36914 on Python "
+                 "3.12/Ubuntu 24.04'",
+    }),
+    "26.04": _release("26.04", {
+        "cuda": "13.2.1", "how": "tag-statement",
+        "source": "a public GPU-server preflight report (search-index file id 63388423911) citing " + _NOTES
+                  + "rel-26-04.html",
+        "quote": "'| Container tag | `nvcr.io/nvidia/pytorch:26.04-py3` | ... The pinned image contains CUDA 13.2.1.'",
+    }, {
+        "torch": "2.12.0a0+0291f960b6", "python": "3.12", "how": "tag-statement",
+        "source": "the same project's execution record of that image run under Singularity (search-index file id "
+                  "63476594832), which lists the versions of that runtime (the image plus a project-local venv; the "
+                  ".nv26.04 torch build is the image's own)",
+        "quote": "'- NGC source: `nvcr.io/nvidia/pytorch:26.04-py3` ... | Python | 3.12.3 | | PyTorch | "
+                 "`2.12.0a0+0291f960b6.nv26.04.48445190` |'",
+    }),
+    "26.05": _release("26.05", {
+        "cuda": "13.2.1", "how": "release-notes-copy",
+        "source": _NOTES + "rel-26-05.html, as summarised in a public deployment note (search-index file id "
+                  "67165953448); it gives the torch as '2.12.0a0' without the build, so the torch is left unknown",
+        "quote": "'官方底座 `nvcr.io/nvidia/pytorch:26.05-py3`，ARM64；[NVIDIA 26.05 说明](https://docs.nvidia.com/"
+                 "deeplearning/frameworks/pytorch-release-notes/rel-26-05.html) 对应 PyTorch 2.12.0a0、CUDA 13.2.1、"
+                 "TensorRT 10.16.1.11' (the NVIDIA 26.05 notes give PyTorch 2.12.0a0, CUDA 13.2.1, TensorRT 10.16.1.11)",
+    }),
+    "26.06": _release("26.06", _aligned("26.06", "57596208443", "13.3.0", 'CUDA_VER="13.3" # 13.3.0')),
 }
 ROWS = [
     {
@@ -326,24 +669,6 @@ ROWS = [
         "source": "docker-library official images: no Python packages",
     },
 ]
-
-
-def check_release(tag: str, rel: dict) -> None:
-    """A per-release entry: a YY.MM tag, versions that parse (torch as PEP 440, Python X.Y, CUDA X.Y[.Z]), at
-    least one of them known, and where it was read with the words."""
-    assert re.fullmatch(r"\d{2}\.\d{2}", tag), tag
-    assert set(rel) == {"torch", "python", "cuda", "source", "quote"}, (tag, rel)
-    assert rel["source"] and rel["quote"], tag
-    assert any(rel[k] for k in ("torch", "python", "cuda")), tag
-    if rel["torch"]:
-        from packaging.version import Version
-
-        assert Version(rel["torch"]).is_prerelease, (tag, rel["torch"])  # NGC builds are X.Ya0+<git>
-        assert rel["torch"] in rel["quote"], tag
-    if rel["python"]:
-        assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
-    if rel["cuda"]:
-        assert re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d+)?", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
 
 
 def main() -> None:

@@ -32,13 +32,31 @@ def _ngc_row() -> dict:
     return row
 
 
+NOTES = "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/"
+JETSON = "docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform-release-notes/pytorch-jetson-rel.html"
+
+
 def test_every_release_has_a_source_a_quote_and_versions_that_parse():
     rels = _ngc_row()["releases"]
-    assert {"20.12", "23.03"} <= set(rels)
+    assert {"20.12", "23.03", "24.12", "24.11", "24.09", "24.08", "24.07", "24.06", "24.03", "24.02",
+            "25.01", "25.06"} <= set(rels)
     for tag, rel in rels.items():
         assert re.fullmatch(r"\d{2}\.\d{2}", tag)
         assert rel["source"] and rel["quote"], tag
-        assert "docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/" in rel["source"], tag
+        # how each known field was read, and the check that kind of source allows
+        assert set(rel["how"]) == {k for k in ("torch", "python", "cuda") if rel[k]}, tag
+        for field, how in rel["how"].items():
+            if how in ("release-notes", "release-notes-copy"):  # the page, or a file that copies it and names it
+                assert NOTES in rel["source"], (tag, field)
+            elif how == "jetson-matrix":  # NVIDIA's Jetson table: its row for this release holds this torch
+                assert field == "torch" and JETSON in rel["source"], (tag, field)
+                row = next(r for r in rel["quote"].split("'") if r.startswith(f"| {rel['torch']} |"))
+                assert tag in row.split("|")[2], (tag, row)
+            else:  # a file about this exact tag (not its -igpu variant), or one that names this release's notes
+                assert how == "tag-statement", (tag, field, how)
+                yy, mm = tag.split(".")
+                assert (re.search(r"nvcr\.io/nvidia/pytorch:" + re.escape(tag) + r"-py3(?!-igpu)", rel["quote"])
+                        or f"pytorch-release-notes/rel-{yy}-{mm}.html" in rel["quote"]), (tag, field)
         if rel["torch"]:
             v = Version(rel["torch"])
             assert v.is_prerelease and v.local, (tag, rel["torch"])  # an NGC build: X.Ya0+<git>
@@ -46,7 +64,7 @@ def test_every_release_has_a_source_a_quote_and_versions_that_parse():
         if rel["python"]:
             assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
         if rel["cuda"]:
-            assert re.fullmatch(r"\d+\.\d+(\.\d+)?", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+            assert re.fullmatch(r"\d+\.\d+(\.\d+){0,2}", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
         assert rel["torch"] or rel["python"] or rel["cuda"], tag
 
 
@@ -61,12 +79,29 @@ def test_the_script_rejects_a_malformed_release():
     for bad in ({"torch": "1.8.0"},  # a final release is not an NGC build
                 {"torch": "1.8.0a0+deadbee"},  # not in the quote
                 {"python": "3"}, {"cuda": "eleven"}, {"source": ""}, {"quote": ""},
-                {"torch": None, "python": None, "cuda": None}):
+                {"torch": None, "python": None, "cuda": None},
+                {"how": {"python": "release-notes-copy", "cuda": "release-notes-copy"}},  # torch without a how
+                {"how": {**good["how"], "python": "hearsay"}}):
         rel = {**copy.deepcopy(good), **bad}
         with pytest.raises(AssertionError):
             mod.check_release("20.12", rel)
     with pytest.raises(AssertionError):
         mod.check_release("2012", good)
+    # a statement about a tag holds for that tag only
+    stated = mod.NGC_RELEASES["24.12"]
+    mod.check_release("24.12", stated)
+    with pytest.raises(AssertionError):
+        mod.check_release("24.11", {**stated, "how": {**stated["how"], "torch": "tag-statement"}})
+    with pytest.raises(AssertionError):  # a statement about the -igpu variant is not one about -py3
+        mod.check_release("24.12", {**stated, "quote": stated["quote"].replace("24.12-py3", "24.12-py3-igpu")
+                                    .replace("rel-24-12", "rel-xx-xx")})
+    # a Jetson table row holds for the releases it names only
+    jetson = mod.NGC_RELEASES["25.05"]
+    mod.check_release("25.05", jetson)
+    with pytest.raises(AssertionError):
+        mod.check_release("25.04", jetson)
+    with pytest.raises(AssertionError):  # a release-notes fact needs a release-notes page in the source
+        mod.check_release("25.05", {**jetson, "how": {"torch": "release-notes"}})
 
 
 def test_a_release_with_an_entry_answers_torch_python_cuda():
@@ -79,8 +114,21 @@ def test_a_release_with_an_entry_answers_torch_python_cuda():
     assert img.python is None  # not found in a readable copy of the notes: unknown
 
 
-def test_a_release_without_an_entry_keeps_the_date_bound():
+def test_releases_read_from_other_sources_answer_their_facts():
+    img = base_image("nvcr.io/nvidia/pytorch:24.12-py3")
+    assert img.torch.version == "2.6.0a0+df5bbc09d1" and img.python == "3.12" and img.cuda == (12, 6)
+    assert "bionemo-framework" in img.source and "pytorch-jetson-rel" in img.source
     img = base_image("nvcr.io/nvidia/pytorch:24.08-py3")
+    assert img.torch.version == "2.5.0a0+872d972e41" and img.python == "3.10" and img.cuda == (12, 6)
+    img = base_image("nvcr.io/nvidia/pytorch:25.02-py3")
+    assert img.python == "3.12" and img.cuda == (12, 8)  # "12.8.0.38": a build number after the patch level
+    img = base_image("nvcr.io/nvidia/pytorch:25.05-py3")  # only the torch build was found
+    assert img.torch.version == "2.8.0a0+5228986c39" and img.python is None and img.cuda is None
+    assert "Jetson compatibility table" in img.torch.via
+
+
+def test_a_release_without_an_entry_keeps_the_date_bound():
+    img = base_image("nvcr.io/nvidia/pytorch:21.06-py3")
     assert img.torch.version is None and img.torch.highest_series is not None
     assert img.python is None and img.cuda is None
 

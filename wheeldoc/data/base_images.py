@@ -5,7 +5,8 @@ torch-pin table (torch_pins.json.gz, scripts/make_torch_pins.py), loaded on firs
 versions when the tag names only the series, or only that it is a pre-release build), the other
 packages it ships (when known), its CUDA, its Python (when known), whether nvcc is there, a pip
 constraint file. NGC PyTorch tags with a per-release entry (`releases`) answer that release's torch
-build, Python and CUDA from its release notes; other NGC tags keep the date bound. An image
+build, Python and CUDA from its release notes (or NVIDIA's Jetson table, or a public file about that tag);
+other NGC tags keep the date bound. An image
 no row matches is unknown (None), and the rules judge nothing from it.
 """
 
@@ -207,6 +208,12 @@ def _series_key(series: str) -> tuple[int, ...]:
     return tuple(int(x) for x in series.split(".")[:2])
 
 
+# how an NGC release's torch was read (scripts/make_base_images.py NGC_HOW), as said in a finding
+_READ_AS = {"release-notes": "its release notes", "release-notes-copy": "its release notes",
+            "jetson-matrix": "NVIDIA's PyTorch for Jetson compatibility table",
+            "tag-statement": "a public file about that tag"}
+
+
 def _cuda(text: str | None) -> tuple[int, int] | None:
     m = re.match(r"([0-9]{1,4})\.([0-9]{1,4})(?![0-9])", text or "")  # bounded: a tag is an input
     return (int(m[1]), int(m[2])) if m else None
@@ -278,8 +285,9 @@ def base_image(ref: str) -> BaseImage | None:
                        f"{row['name']}: a torch of series {series} or later" + (f", {highest} at most" if highest else ""))
                 version = None
             if version is None and rel and rel.get("torch"):
-                version = rel["torch"]  # this release's own build, from its release notes
-                via = f"{row['name']} {g['YY']}.{g['MM']}: torch {version} (its release notes)"
+                version = rel["torch"]  # this release's own build, from its release notes or NVIDIA's Jetson table
+                read = _READ_AS.get((rel.get("how") or {}).get("torch"), "its release notes")
+                via = f"{row['name']} {g['YY']}.{g['MM']}: torch {version} ({read})"
             elif version is None and t.get("prerelease") and "YY" in g:
                 highest = dated_series_bound(int(g["YY"]), int(g["MM"]))
                 if highest:
