@@ -87,13 +87,30 @@ def pythons(package: str, python) -> tuple[str, ...]:
     return (python,) if isinstance(python, str) else tuple(python) if python else PYTHONS
 
 
+_CAP = re.compile(r"(<|<=|==|===|~=|!=)\s*\d")
+
+
+def floors(spec: str) -> str:
+    """The lower bounds of a specifier, what a newer source tree keeps: `>=`/`>` as written, an exact
+    pin or `~=` read as `>=` (sources do not go back); upper bounds and exclusions dropped."""
+    out = []
+    for part in (p.strip() for p in spec.split(",")):
+        m = re.fullmatch(r"(>=|>|===|==|~=)\s*([0-9][^\s,]*)", part)
+        if m is None:
+            continue
+        version = m[2].removesuffix(".*") if m[1] == "==" else m[2]
+        out.append(f"{m[1] if m[1] in ('>=', '>') else '>='}{version}")
+    return ",".join(out)
+
+
 def torch_of(package: str, version: str, python: str | None, machine: str | None,
              follow: bool = True, kept: frozenset = frozenset(),
-             maybe: frozenset = frozenset()) -> tuple[tuple[str, str, bool], ...] | None:
+             maybe: frozenset = frozenset(), source: bool = False) -> tuple[tuple[str, str, bool], ...] | None:
     """What one release asks of torch: its own requirement, then (one level) that of the release
     of each table package it requires, picked newest for `python`. A dependency already in the
     image (`kept`) stays as it is and is not followed; one that may be there (`maybe`) makes the
-    answer unknown. None when not known."""
+    answer unknown. None when not known. `source`: for a newer source tree of the package (its
+    default branch): only the torch floor counts, and a dependency with an upper bound is not known."""
     from wheeldoc.data.base_images import _marker_holds, release_torch, torch_pins
 
     pins = torch_pins()
@@ -101,6 +118,8 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
     if rel is None:
         return None
     own = release_torch(rel, python, machine)
+    if source and own is not None:
+        own = floors(own)
     out = [(f"{package} {version}", own, False)]
     if not follow:
         return tuple(out)
@@ -121,9 +140,9 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
         spec = spec.strip()
         if dep in kept:
             continue  # already installed: pip/uv keep it while it satisfies the requirement
-        if dep in maybe or python is None:
+        if dep in maybe or python is None or (source and _CAP.search(spec)):
             out.append((src, None, True))  # it may already be there / which release depends on the Python
-            continue
+            continue  # / the branch may have moved the cap
         got = newest(dep, spec, python)
         sub = torch_of(dep, got, python, machine, follow=False) if got is not None else None
         if sub is None:
@@ -168,7 +187,7 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
 
 def candidates(package: str, version: str | None, within: str | None, python: str | None,
                machine: str | None, kept: frozenset = frozenset(),
-               maybe: frozenset = frozenset()) -> list[Candidate] | None:
+               maybe: frozenset = frozenset(), source: bool = False) -> list[Candidate] | None:
     """The releases the installer could pick: the one named, or the newest for each possible
     Python. None when the table does not hold the package, or no release fits."""
     from wheeldoc.data.base_images import torch_pins
@@ -187,7 +206,8 @@ def candidates(package: str, version: str | None, within: str | None, python: st
                 pys = [None]
         else:
             pys = [python]
-        return [Candidate(py, rel, torch_of(package, rel, py, machine, kept=kept, maybe=maybe)) for py in pys]
+        return [Candidate(py, rel, torch_of(package, rel, py, machine, kept=kept, maybe=maybe, source=source))
+                for py in pys]
     out = []
     for py in pythons(package, python):
         got = newest(package, within, py)
@@ -424,18 +444,23 @@ def _admits_range(specs, state) -> bool:
     return True
 
 
-def verdict(cands, state) -> bool | None:
+def verdict(cands, state, tool: str | None = None) -> bool | None:
     """False when every candidate release fails to admit the torch in the image, True when every
-    one admits it, else None."""
+    one admits it, else None. A requirement through a dependency at its newest release moves torch
+    with pip (its resolver takes the newest dependency and picks torch again to fit); uv may instead
+    keep the installed torch and take an older release of the dependency, depending on the order it
+    meets them in (checked with pip 26.3 and uv 0.13.9): with uv that is not known."""
     got = []
     for c in cands:
         if c.torch is None:
             got.append(None)
             continue
         vs = []
-        for _, spec, picked in c.torch:
+        for i, (_, spec, picked) in enumerate(c.torch):
             v = None if spec is None else admits(spec, state, picked is True)
-            vs.append(None if picked == "conditional" and v is False else v)  # a marker not decided here
+            if v is False and (picked == "conditional" or (tool == "uv" and i > 0 and picked is True)):
+                v = None  # a marker not decided here / uv's choice between the dependency and the torch there
+            vs.append(v)
         got.append(False if False in vs else None if None in vs else True)
     if got and all(v is False for v in got):
         return False
@@ -478,7 +503,9 @@ def describe(req) -> str:
     for (release, wants), pys in groups.items():
         where = "" if pys == [""] else f"Python {pys[0]}" + (f" to {pys[-1]}" if len(pys) > 1 else "") + ": "
         bits.append(f"{where}{req.package} {release}, {wants}")
-    if req.version is None:
+    if req.source_tree:
+        head = f"{req.what}: "
+    elif req.version is None:
         head = (f"{req.what} names no version: pip and uv take the newest release whose Requires-Python admits "
                 + (f"the image's Python ({req.python})" if req.python else "the image's Python (not known here, so "
                    "every Python counts)") + "; ")

@@ -531,8 +531,13 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     build), is an error even where the companion may already be there.
 
     A clone of a known package's default branch installed from its folder (`git clone …/vllm.git
-    && cd vllm && pip install -e .`) counts as at least its newest release (its torch floor holds:
-    sources do not go back); a clone at a tag, branch or commit is not judged. `pip install
+    && cd vllm && pip install -e .`), or its repository URL (`pip install "unsloth @ git+https://…"`),
+    counts as at least its newest release: its torch floor and its dependencies with no upper bound
+    hold (sources do not go back); a clone at a tag, branch or commit is not judged. A requirement
+    through a dependency at its newest release moves torch with pip (its resolver picks torch again
+    to fit the dependency); uv may keep the installed torch and take an older release of the
+    dependency, so with uv that is not judged. Where a dependency's marker names the machine and the
+    build's platform is not given, the machine on which torch moves is named, as a warning. `pip install
     --ignore-installed` resolves as if nothing were installed: it puts PyPI's newest admitted torch
     over the image's (without uninstalling it) even where the image's torch fits. So does `pip wheel
     -w DIR` (and `pip download -d DIR`): it installs nothing, but the folder holds the newest torch
@@ -758,6 +763,19 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     if not bad and not maybe_kept and state.version is None and not state.prerelease and state.lowest is None:
         return None  # neither side known: nothing worth saying
     r = (bad or maybe_kept or unsure)[0][0]
+    on_machine = None  # the platform is not given, and on one linux machine the requirement moves torch
+    if not bad and not maybe_kept:
+        for req, _v in unsure:
+            if not req.sure:
+                continue
+            split = ts.machine_verdicts(req, state)
+            moved = [m for m, v in split.items() if v is False]
+            if moved and len(moved) < len(split):
+                from dataclasses import replace
+
+                on_machine = moved[0]
+                r = replace(req, candidates=dict(req.per_machine)[on_machine])
+                break
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
                              (f"of series {'.'.join(state.lowest.split('.')[:2])}" +
                               ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
@@ -800,6 +818,14 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                        f"the index serves, without an error (on some platforms and indexes a CPU build)")
         message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already "
                    f"in the image does not satisfy: torch {have}, {state.where}. {outcome}.")
+    elif on_machine:
+        severity = Severity.WARNING
+        others = [m for m in ("x86_64", "aarch64") if m != on_machine]
+        message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}), built for linux {on_machine}: {wants}, "
+                   f"which the torch already in the image does not satisfy: torch {have}, {state.where}. "
+                   f"{'uv' if inst.tool == 'uv' else 'pip'} replaces it there without an error. The build's platform "
+                   f"is not given (FROM --platform, --platform): on {', '.join(others)} a marker changes what is "
+                   f"required, and there it is not judged.")
     elif maybe_kept:
         severity = Severity.INFO
         message = (f"`{step.text()}` (line {step.line}, {_where(step.stage)}): {wants}, which the torch already in "

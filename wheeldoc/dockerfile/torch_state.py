@@ -82,6 +82,8 @@ class Requirement:
     candidates: tuple = ()  # dependents.Candidate: the releases pip/uv could pick, per Python
     python: str | None = None  # the image's Python, where the file says it
     source_tree: str | None = None  # "a clone of vllm's default branch": built from source, newer than any release
+    tool: str | None = None  # the installer ("pip", "uv"): they differ on a torch requirement through a dependency
+    per_machine: tuple = ()  # where the platform is not known: (machine, candidates) for linux x86_64 and aarch64
 
 
 def _uninstalls_torch(step: Step) -> bool:
@@ -934,10 +936,10 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
     if name not in pins:
         return None
     if vcs or ((("://" in spec or spec.startswith("git+")) and not base.endswith(".whl"))):
-        if name not in SOURCE_PINS_EXACT:
-            return None  # a source build's requirement comes from its setup, not from the PyPI wheel's pin
         if not vcs:
-            return None  # a tagged checkout: which release it matches is not known here
+            return None  # a tagged checkout or an archive: which release it matches is not known here
+        if name not in SOURCE_PINS_EXACT:
+            return _default_branch(facts, step, state, name, spec, what)
     sure = True
     if version is None and not vcs:
         if name in PYTORCH_INDEX_SERVES and _pytorch_index_decides(facts, step):
@@ -962,6 +964,8 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
         kept = state.ships | state.installed
         maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
     cands = () if vcs else tuple(dependents.candidates(name, version, within, python, machine, kept, maybe) or ())
+    per_machine = _per_machine(cands, machine, lambda m: dependents.candidates(name, version, within, python, m,
+                                                                               kept, maybe))
     newest = None
     if version is None:
         if cands and cands[-1].torch is not None:
@@ -982,7 +986,60 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
                 f"{name} from its repository's default branch")
     return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
                        python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python),
-                       source_tree=tree)
+                       source_tree=tree, tool=step.tool, per_machine=per_machine)
+
+
+def _per_machine(cands: tuple, machine: str | None, pick) -> tuple:
+    """Where the platform is not known and a dependency's marker names the machine (xformers on
+    x86-64 only): the candidates for each linux machine, judged one by one."""
+    if machine is not None or not cands or not any(
+            picked == "conditional" for c in cands for _f, _sp, picked in c.torch or ()):
+        return ()
+    return tuple((m, tuple(pick(m) or ())) for m in ("x86_64", "aarch64"))
+
+
+def machine_verdicts(req: Requirement, state: TorchState) -> dict[str, bool | None]:
+    """Per linux machine, does the requirement admit the torch there (`per_machine`); {} when the
+    platform is known or no marker depends on it."""
+    from wheeldoc.dockerfile import dependents
+
+    return {m: dependents.verdict(c, state, req.tool) if c else None for m, c in req.per_machine}
+
+
+def _default_branch(facts: DockerFacts, step: Step, state: TorchState | None, name: str, spec: str,
+                    what: str) -> Requirement | None:
+    """A package installed from its repository's default branch (`pip install git+https://…/unsloth.git`,
+    or a clone of it at main): newer than its newest release, so only what sources keep counts: the
+    newest release's torch floor (an exact pin read as a floor), and its dependencies with no upper
+    bound, each taken at its newest release. Upper bounds and capped dependencies may have moved
+    on the branch: not judged."""
+    from wheeldoc.data.base_images import torch_pins
+    from wheeldoc.dockerfile import dependents
+
+    rels = torch_pins()[name]["releases"]
+    best = _newest(rels, None)
+    if best is None:
+        return None
+    python = dependents.image_pythons(facts, step, state)
+    machine = facts.platform(step.stage)
+    kept = maybe = frozenset()
+    if state is not None:
+        kept = state.ships | state.installed
+        maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
+    cands = tuple(dependents.candidates(name, best, None, python, machine, kept, maybe, source=True) or ())
+    if not cands or any(c.torch is None for c in cands):
+        return None
+    per_machine = _per_machine(cands, machine, lambda m: dependents.candidates(name, best, None, python, m, kept,
+                                                                               maybe, source=True))
+    own = cands[0].torch[0][1] if cands[0].torch else None
+    tree = (f"a clone of {name}'s default branch" if spec.startswith((".", "/")) else
+            f"{name} from its repository's default branch")
+    return Requirement(name, None, own, False, (best, own or ""), f"{what} (at least as new as {name} {best}, its "
+                       f"newest release in the table: its torch floor and its uncapped dependencies hold)",
+                       source=f"the METADATA of {name} {best} on PyPI (wheeldoc/data/torch_pins.json.gz), floors "
+                              f"only, for the branch", candidates=cands,
+                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python),
+                       source_tree=tree, tool=step.tool, per_machine=per_machine)
 
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
@@ -993,7 +1050,7 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
     if req.candidates:
         from wheeldoc.dockerfile import dependents
 
-        return dependents.verdict(req.candidates, state)
+        return dependents.verdict(req.candidates, state, req.tool)
     ranged = state.version is None and (state.lowest is not None or state.highest is not None)
     if req.spec is not None:
         if req.spec == "":
