@@ -9,6 +9,7 @@ dependency is not known. Both checked here with the real pip and uv on tiny real
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,3 +93,61 @@ def test_real_pip_and_uv_on_a_move_through_a_dependency(tmp_path: Path) -> None:
     assert after("pip", "torch-first") == "2.14.1" and after("pip", "xf-first") == "2.14.1"
     assert after("uv", "torch-first") == "2.2.0", "uv decides torch first, keeps it, takes xf 1.0"
     assert after("uv", "xf-first") == "2.14.1", "uv decides xf first, takes its newest, moves torch"
+
+
+NGC_2504 = """
+    FROM nvcr.io/nvidia/pytorch:25.04-py3
+    RUN pip install {spec}
+"""
+
+
+def test_under_the_image_constraint_pip_takes_an_older_release(check):
+    # NGC 25.04's /etc/pip/constraint.txt pins its torch 2.7.0a0: monai's newest asks torch>=2.8, an
+    # older monai admits the image's torch, so pip takes that one; a pinned monai==1.6.1 cannot resolve
+    assert wd403(check(NGC_2504.format(spec="monai"))) == []
+    [f] = wd403(check(NGC_2504.format(spec="monai==1.6.1")))
+    assert f["severity"] == "error" and "pip refuses" in f["message"]
+
+
+def test_a_pre_release_torch_is_below_the_release_floor(check):
+    # NGC 24.07 (no constraint file yet) ships torch 2.4.0a0, which `>=2.4` does not admit
+    # (a pre-release sorts before its release): pip replaces it for bitsandbytes' newest
+    text = """
+        FROM nvcr.io/nvidia/pytorch:24.07-py3
+        RUN pip install bitsandbytes
+    """
+    [f] = wd403(check(text))
+    assert f["severity"] == "error" and "2.4.0a0" in f["message"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(UV is None, reason="uv not on PATH")
+def test_real_pip_under_a_constraint_and_with_a_pre_release_torch(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    wheels = [build_wheel(dist, "torch", v, files={"torch/__init__.py": f"V = '{v}'\n".encode()})
+              for v in ("2.7.0a0+79aa174", "2.14.1")]
+    wheels += [build_wheel(dist, "pkg", "1.0", requires=["torch>=1.9"]),
+               build_wheel(dist, "pkg", "2.0", requires=["torch>=2.8"]),
+               build_wheel(dist, "bnb", "0.50.2", requires=["torch>=2.7,<3"])]
+    links = write_find_links(tmp_path / "links", wheels)
+    constraint = tmp_path / "constraint.txt"
+    constraint.write_text("torch==2.7.0a0+79aa174\n")
+
+    def run(name: str, *args: str, constrained: bool) -> tuple[int, str, str]:
+        env = tmp_path / name
+        subprocess.run([UV, "venv", "--offline", "-q", "--seed", str(env)], check=True)
+        py = str(env / "bin" / "python")
+        pip = [py, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(links)]
+        subprocess.run([*pip, "torch==2.7.0a0+79aa174"], check=True)
+        extra = {"PIP_CONSTRAINT": str(constraint)} if constrained else {}
+        done = subprocess.run([*pip, *args], capture_output=True, text=True, env={**os.environ, **extra})
+        torch = subprocess.run([py, "-c", "import torch; print(torch.V)"], capture_output=True, text=True).stdout
+        pkgs = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True).stdout
+        return done.returncode, torch.strip(), pkgs
+
+    code, torch, pkgs = run("backtracks", "pkg", constrained=True)
+    assert code == 0 and torch == "2.7.0a0+79aa174" and "pkg==1.0" in pkgs, "an older pkg fits the constraint"
+    code, torch, _ = run("refuses", "pkg==2.0", constrained=True)
+    assert code != 0 and torch == "2.7.0a0+79aa174", "a pinned pkg cannot resolve under the constraint"
+    code, torch, _ = run("pre-release", "bnb", constrained=False)
+    assert code == 0 and torch == "2.14.1", "2.7.0a0 is below >=2.7: pip replaces it"

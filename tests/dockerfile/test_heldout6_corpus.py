@@ -1,8 +1,11 @@
 """The WD4xx rules on held-out set 6 (fixtures/real/heldout6/dockerfiles): 36 Dockerfiles from 25
 repositories, each in the folder that is its build context, labelled by hand and committed (2ab8d59)
 before wheeldoc ran on them. Its first run (the rules at 2ab8d59, nothing changed since) measured 5
-labelled defects, 1 found, 0 false positives, 4 missed (docs/real-world-heldout6.md). These tests pin
-those numbers; the doc and this file change together."""
+labelled defects, 1 found, 0 false positives, 4 missed (docs/real-world-heldout6.md). Run again after the
+NGC per-release facts were merged (written before this set was seen), it showed two false positives: one
+was wheeldoc's (pip takes an older release under NGC's constraint file; fixed), one the label's (NGC 24.07's
+torch 2.4.0a0 is below bitsandbytes' `>=2.4`: relabelled, checked with the real pip). These tests pin
+today's numbers; the doc and this file change together."""
 
 from __future__ import annotations
 
@@ -32,12 +35,12 @@ def test_heldout6_labels_cover_the_corpus() -> None:
 
 @pytest.mark.slow
 def test_heldout6_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (5, 1, 0, 4)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (6, 2, 0, 4)
     per_rule = {rule: (v["tp"], v["fp"], v["miss"]) for rule, v in measured["per_rule"].items() if any(
         (v["tp"], v["fp"], v["miss"]))}
-    assert per_rule == {"WD403": (1, 0, 2), "WD405": (0, 0, 2)}
+    assert per_rule == {"WD403": (2, 0, 2), "WD405": (0, 0, 2)}
     assert measured["clean_files_with_findings"] == []
     assert missed(measured) == ["ilab-linux-cuda-oci__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile",
                                 "spihtter__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]
     found = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("TP"))
-    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile"]
+    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile", "mttl__Dockerfile/Dockerfile"]

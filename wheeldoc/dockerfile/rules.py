@@ -748,6 +748,8 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     reqs = ts.requirements(facts, step, state)
     verdicts = [(r, ts.admitted(r, state)) for r in reqs]
     bad = [(r, v) for r, v in verdicts if v is False]
+    pip_constraint = ts.pip_constraint(facts, step, state)
+    bad = [(r, v) for r, v in bad if not ts.backtracks(facts, step, state, r)]
     if not bad and reqs and state.present and ts.ignores_installed(step):
         got = ts.reinstalled_torch(facts, step, reqs, state)
         if got is not None:
@@ -797,11 +799,6 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                  f"releases do not ask for an older one)")
     else:
         wants = f"{r.what} pins an exact torch in every release the table lists; which one depends on the release"
-    pip_constraint = state.constraint if inst.tool == "pip" else None
-    if pip_constraint is not None:
-        v = facts.var(step, "PIP_CONSTRAINT")
-        if v is not None and not (v.value or "").strip():
-            pip_constraint = None  # cleared in the Dockerfile
     later = _later_torch_pin(facts, step) if bad else None
     if bad and later is not None:
         severity = Severity.INFO

@@ -257,7 +257,7 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
     moved = False
     for req in reqs:
         v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
-        if state.present and admitted(req, state) is False:
+        if state.present and admitted(req, state) is False and not backtracks(facts, s, state, req):
             moved = True
             state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
                             highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
@@ -279,6 +279,29 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
                             lowest=None, highest=None, pypi=got,
                             where=f"reinstalled on line {s.line} (--ignore-installed: {got.why})")
     return state
+
+
+def pip_constraint(facts: DockerFacts, step: Step, state: TorchState) -> str | None:
+    """The base image's pip constraint file that pins its torch (NGC's /etc/pip/constraint.txt), for a
+    pip install, unless the Dockerfile clears PIP_CONSTRAINT."""
+    if step.tool != "pip" or state.constraint is None:
+        return None
+    v = facts.var(step, "PIP_CONSTRAINT")
+    return None if v is not None and not (v.value or "").strip() else state.constraint
+
+
+def backtracks(facts: DockerFacts, step: Step, state: TorchState, req: Requirement) -> bool:
+    """Under the base image's constraint pinning its torch, pip takes an older release of a package
+    named without a version, one that admits that torch (where the table has one), instead of
+    failing: NGC's `pip install monai` keeps the image's torch."""
+    from wheeldoc.data.base_images import torch_pins
+    from wheeldoc.dockerfile import dependents
+
+    if pip_constraint(facts, step, state) is None or req.version is not None or req.source_tree is not None \
+            or req.package not in torch_pins():
+        return False
+    python = dependents.image_pythons(facts, step, state)
+    return not dependents.admitted_by_none(req.package, state, python, facts.platform(step.stage))
 
 
 def wheelhouse_torch(facts: DockerFacts, step: Step) -> tuple[Step, str, PypiTorch | None] | None:
