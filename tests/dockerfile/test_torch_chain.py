@@ -172,3 +172,17 @@ def test_an_install_with_unknown_inputs_is_not_followed(check):
         RUN pip install --no-build-isolation git+https://github.com/Dao-AILab/causal-conv1d
     """)
     assert hits(f, "WD405") == []
+
+
+def test_an_exact_pypi_torch_pin_has_the_cuda_of_its_pypi_wheels(check):
+    """`pip install torch==2.14.1` from PyPI is a CUDA 13 build (wheeldoc/data/torch.json); an nvcc 12.1
+    build against it fails; torch 2.5.1 from PyPI (CUDA 12) is fine; a CUDA index decides instead."""
+    base = """
+        FROM nvidia/cuda:12.1.1-devel-ubuntu22.04
+        RUN pip install torch=={version}{index}
+        RUN pip install --no-build-isolation flash-attn
+    """
+    assert hits(check(base.format(version="2.14.1", index="")), "WD405") == [(3, "error")]
+    assert hits(check(base.format(version="2.5.1", index="")), "WD405") == []
+    cu121 = " --index-url https://download.pytorch.org/whl/cu121"
+    assert hits(check(base.format(version="2.5.1", index=cu121)), "WD405") == []

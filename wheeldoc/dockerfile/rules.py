@@ -1168,7 +1168,8 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     Finds a command that compiles CUDA code (a source install, `--no-build-isolation`,
     `setup.py`, cmake, nvcc) in a devel image whose nvcc is of another CUDA major than the torch
     it compiles against: a torch installed earlier in the stage chain (`+cu130` local tag,
-    `/whl/cu130` index, `--torch-backend cu130`, an override or constraint), the torch PyPI
+    `/whl/cu130` index, `--torch-backend cu130`, an override or constraint, or an exact
+    `torch==X.Y.Z` that PyPI serves: its wheels' CUDA major), the torch PyPI
     serves when an earlier install's requirements moved or brought torch (the newest release
     they admit for the image's Python, whose PyPI wheels are CUDA builds of a known major,
     `wheeldoc/data/torch.json`; a warning when that rests on the newest release of an unpinned

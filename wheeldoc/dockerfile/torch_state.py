@@ -237,12 +237,13 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
         # (pip and uv keep an installed torch that satisfies a bare `torch`)
         fresh = state.present is False or (state.present is True and _upgrade(s))
         newest = _unpinned_newest(facts, s, state) if version is None and series is None and fresh else None
+        pinned = _pinned_pypi(facts, s, version) if exact and version else None
         state = replace(state, present=True, version=version if exact else None, prerelease=False,
                         where=f"installed on line {s.line}" + (
                             f" (unpinned: the newest release the index serves, {newest[0]} or later"
                             f"{newest[1]})" if newest else ""),
                         constraint=None, lowest=newest[0] if newest else f"{series}.0" if series else None,
-                        highest=series, pypi=newest[2] if newest else None)
+                        highest=series, pypi=newest[2] if newest else pinned)
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state
@@ -359,6 +360,24 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     if (lo is None or lo <= new) and (hi is None or (new.major, new.minor) <= hi):
         return None  # the image's torch may be that release
     return got
+
+
+def _pinned_pypi(facts: DockerFacts, step: Step, version: str) -> PypiTorch | None:
+    """`pip install torch==2.14.1` with nothing but PyPI deciding the build: PyPI's wheel of that
+    release, whose CUDA major wheeldoc/data/torch.json records per platform (None when another
+    index, a local tag or the platform leaves it open)."""
+    from wheeldoc.data.torch import series_of, torch_table
+
+    if "+" in version:
+        return None  # a local tag: the build is named (torch_sources)
+    series = series_of(version) or ""
+    if _pypi_decides(facts, step, series) is not True:
+        return None
+    major = _pypi_major(facts, step, torch_table().series.get(series))
+    if major is None:
+        return None
+    return PypiTorch(step.line, version, major, f"line {step.line}: torch=={version} from PyPI, whose wheels of "
+                     f"{series} are CUDA {major} builds", True)
 
 
 def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple[str, str, PypiTorch | None] | None:
