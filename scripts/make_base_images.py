@@ -26,14 +26,26 @@ BUILDS = OUT.with_name("extension_builds.json")
 # torch.utils.cpp_extension, which compiles for the visible GPUs (none during docker build);
 # "forced-cuda-only": it compiles CUDA code only when it sees a GPU or FORCE_CUDA=1 (so during
 # docker build only with FORCE_CUDA=1), and then as "torch-default".
+# The torch a source build of the repository's default branch asks for in its build environment
+# ([build-system] requires of its pyproject.toml, read at the commit named): an isolated build
+# (no --no-build-isolation) installs the newest torch that admits, whatever torch the image has; with
+# `forced_by`, setup.py compiles only when that variable is TRUE (else it fetches a prebuilt wheel).
+_CONV1D_BUILD = {"spec": "", "source": "Dao-AILab/causal-conv1d@0d2252d161f25f7907bbd05985c08ab98d255874 "
+                 "pyproject.toml: [build-system] requires = [\"setuptools\", \"wheel\", \"torch\"]; setup.py: "
+                 "downloads a prebuilt wheel from the GitHub release unless CAUSAL_CONV1D_FORCE_BUILD=TRUE",
+                 "forced_by": "CAUSAL_CONV1D_FORCE_BUILD"}
+_MAMBA_BUILD = {"spec": "", "source": "state-spaces/mamba@e9594ce1c732d97440f0332fdc43170a2294dbfa pyproject.toml: "
+                "[build-system] requires = [\"setuptools>=61.0.0\", \"torch\", \"wheel\", \"packaging\", "
+                "\"ninja\"] (for the default branch; the PyPI sdists are not read); setup.py: downloads a prebuilt "
+                "wheel from the GitHub release unless MAMBA_FORCE_BUILD=TRUE", "forced_by": "MAMBA_FORCE_BUILD"}
 EXTENSION_BUILDS = {
     "flash-attn": ("own-gencode", "Dao-AILab/flash-attention setup.py: add_cuda_gencodes(), archs from "
                    "FLASH_ATTN_CUDA_ARCHS (default 80;90;100;110;120)"),
     "flash-attention": ("own-gencode", "same as flash-attn (repository name)"),
     "mamba-ssm": ("own-gencode", "state-spaces/mamba setup.py: cc_flag -gencode list (sm_53 … sm_90, newer with "
-                  "newer nvcc)"),
-    "mamba": ("own-gencode", "same as mamba-ssm (repository name)"),
-    "causal-conv1d": ("own-gencode", "Dao-AILab/causal-conv1d setup.py: cc_flag -gencode list"),
+                  "newer nvcc)", _MAMBA_BUILD),
+    "mamba": ("own-gencode", "same as mamba-ssm (repository name)", _MAMBA_BUILD),
+    "causal-conv1d": ("own-gencode", "Dao-AILab/causal-conv1d setup.py: cc_flag -gencode list", _CONV1D_BUILD),
     "apex": ("own-default", "NVIDIA/apex setup.py: when torch sees no GPU and TORCH_CUDA_ARCH_LIST is unset, it "
              "sets TORCH_CUDA_ARCH_LIST itself ('6.0;6.1;6.2;7.0;7.5' and more by CUDA version)"),
     "transformerengine": ("own-default", "NVIDIA/TransformerEngine build_tools/utils.py cuda_archs(): NVTE_CUDA_ARCHS "
@@ -691,7 +703,8 @@ def main() -> None:
                                "rows": ROWS}, indent=1) + "\n")
     BUILDS.write_text(json.dumps({"schema": 1, "_comment": "how a project's source build picks GPU architectures "
                                   "without TORCH_CUDA_ARCH_LIST (WD409); rebuilt by scripts/make_base_images.py",
-                                  "projects": {k: {"arch_source": v[0], "source": v[1]}
+                                  "projects": {k: {"arch_source": v[0], "source": v[1],
+                                                   **({"build_torch": v[2]} if len(v) > 2 else {})}
                                                for k, v in sorted(EXTENSION_BUILDS.items())}}, indent=1) + "\n")
 
 

@@ -4,8 +4,10 @@ before wheeldoc ran on them. Its first run (the rules at 2ab8d59, nothing change
 labelled defects, 1 found, 0 false positives, 4 missed (docs/real-world-heldout6.md). Run again after the
 NGC per-release facts were merged (written before this set was seen), it showed two false positives: one
 was wheeldoc's (pip takes an older release under NGC's constraint file; fixed), one the label's (NGC 24.07's
-torch 2.4.0a0 is below bitsandbytes' `>=2.4`: relabelled, checked with the real pip). These tests pin
-today's numbers; the doc and this file change together."""
+torch 2.4.0a0 is below bitsandbytes' `>=2.4`: relabelled, checked with the real pip). Two general changes
+then found spihtter's WD405s (clones made by an earlier RUN; the torch an isolated build's [build-system]
+requirements take), so for those causes it is no longer held out. These tests pin today's numbers; the doc
+and this file change together."""
 
 from __future__ import annotations
 
@@ -35,12 +37,12 @@ def test_heldout6_labels_cover_the_corpus() -> None:
 
 @pytest.mark.slow
 def test_heldout6_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (6, 2, 0, 4)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (6, 4, 0, 2)
     per_rule = {rule: (v["tp"], v["fp"], v["miss"]) for rule, v in measured["per_rule"].items() if any(
         (v["tp"], v["fp"], v["miss"]))}
-    assert per_rule == {"WD403": (2, 0, 2), "WD405": (0, 0, 2)}
+    assert per_rule == {"WD403": (2, 0, 2), "WD405": (2, 0, 0)}
     assert measured["clean_files_with_findings"] == []
-    assert missed(measured) == ["ilab-linux-cuda-oci__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile",
-                                "spihtter__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]
+    assert missed(measured) == ["ilab-linux-cuda-oci__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]
     found = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("TP"))
-    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile", "mttl__Dockerfile/Dockerfile"]
+    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile", "mttl__Dockerfile/Dockerfile",
+                     "spihtter__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]

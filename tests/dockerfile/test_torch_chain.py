@@ -186,3 +186,21 @@ def test_an_exact_pypi_torch_pin_has_the_cuda_of_its_pypi_wheels(check):
     assert hits(check(base.format(version="2.5.1", index="")), "WD405") == []
     cu121 = " --index-url https://download.pytorch.org/whl/cu121"
     assert hits(check(base.format(version="2.5.1", index=cu121)), "WD405") == []
+
+
+def test_an_isolated_build_compiles_against_the_torch_its_build_requirements_take(check):
+    """causal-conv1d's default branch requires torch in [build-system]: pip's isolated build installs
+    PyPI's newest (a CUDA 13 build) and, forced to compile, meets the image's nvcc 12.1. A clone made by
+    an earlier RUN counts; without the force switch setup.py fetches a prebuilt wheel (not judged); with
+    --no-build-isolation it builds against the image's own torch (CUDA 12.1: fine)."""
+    base = """
+        FROM pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel
+        WORKDIR /code
+        RUN git clone https://github.com/Dao-AILab/causal-conv1d{ref}
+        RUN {force}pip install {flags}./causal-conv1d/
+    """
+    forced = "CAUSAL_CONV1D_FORCE_BUILD=TRUE "
+    assert hits(check(base.format(ref="", force=forced, flags="")), "WD405") == [(4, "error")]
+    assert hits(check(base.format(ref="", force="", flags="")), "WD405") == []
+    assert hits(check(base.format(ref="", force=forced, flags="--no-build-isolation ")), "WD405") == []
+    assert hits(check(base.format(ref=" -b v1.4.0", force=forced, flags="")), "WD405") == []

@@ -45,6 +45,7 @@ class BaseImage:
     sources: dict[str, str] = field(default_factory=dict)  # fact -> "table" / "daemon" (`--pull-base`); empty: all table
     ships: frozenset[str] | None = frozenset()  # other Python packages the image installs; None: not known
     python: str | None = None  # "3.8": the Python of the image's default environment; None: not known
+    pythons: tuple[str, ...] = ()  # where `python` is not known: the Pythons it lies between (read releases)
 
 
 @lru_cache(maxsize=1)
@@ -247,6 +248,27 @@ def _python_by(table: dict, groups: dict) -> tuple[str | None, str]:
     return None, ""
 
 
+def _python_between(table: dict, groups: dict) -> tuple[str, ...]:
+    """For a release not read whose nearest read releases below and above say different Pythons
+    (pytorch/pytorch 2.3.0 between 2.2.2's 3.10 and 2.4.0's 3.11): the Pythons from the one to the
+    other (the images' Python only moves up with the release). () when not bounded on both sides."""
+    key = groups.get(table["group"])
+    try:
+        want = tuple(int(x) for x in (key or "").split("."))
+    except ValueError:
+        return ()
+    ordered = sorted(table["values"], key=lambda v: tuple(int(x) for x in v.split(".")))
+    below = [v for v in ordered if tuple(int(x) for x in v.split(".")) < want]
+    above = [v for v in ordered if tuple(int(x) for x in v.split(".")) > want]
+    if not below or not above:
+        return ()
+    lo, hi = (_python(table["values"][v]["python"]) for v in (below[-1], above[0]))
+    if lo is None or hi is None or lo.split(".")[0] != hi.split(".")[0]:
+        return ()
+    major, a, b = lo.split(".")[0], int(lo.split(".")[1]), int(hi.split(".")[1])
+    return tuple(f"{major}.{m}" for m in range(a, b + 1)) if a <= b else ()
+
+
 def base_image(ref: str) -> BaseImage | None:
     ref = ref.strip()
     for row in _rows():
@@ -304,14 +326,17 @@ def base_image(ref: str) -> BaseImage | None:
         source = re.sub(r"\{(\w{1,20})\}", lambda m: g.get(m[1]) or m[0], row["source"])
         cuda = _cuda(fill(row.get("cuda")))
         python = _python(fill(row.get("python")))
+        between: tuple[str, ...] = ()
         if python is None and row.get("python_by"):
             python, said = _python_by(row["python_by"], g)
             if said:
                 source = f"{source}; {said}"
+            elif python is None:
+                between = _python_between(row["python_by"], g)
         if rel:
             cuda = cuda or _cuda(rel.get("cuda"))
             python = python or _python(rel.get("python"))
             source = f"{source}; release {g['YY']}.{g['MM']}: {rel['source']}: {rel['quote']}"
         return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
-                         ships=None if ships is None else frozenset(ships), python=python)
+                         ships=None if ships is None else frozenset(ships), python=python, pythons=between)
     return None

@@ -346,6 +346,10 @@ def image_pythons(facts, step, state):
     one = image_python(facts, step)
     if one:
         return one
+    root = facts.graph.root(step.stage)
+    img = None if root.base_unknown else facts.base_image(root.base)
+    if img is not None and img.pythons and not _venv_python(facts, step):
+        return img.pythons  # a base whose Python lies between two read releases
     if state is None or not state.present:
         return None
     m = re.match(r"installed on line (\d+)", state.where or "")

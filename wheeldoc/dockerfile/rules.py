@@ -1175,7 +1175,9 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     `wheeldoc/data/torch.json`; a warning when that rests on the newest release of an unpinned
     package), or the torch of a `pytorch/pytorch` devel image. An isolated source build (no
     `--no-build-isolation`) whose own requirements move torch (a clone of vLLM's default branch)
-    compiles against the torch they resolve to. The image's CUDA comes from the
+    compiles against the torch they resolve to; one of a repository whose [build-system] requires
+    torch (causal-conv1d, mamba: `wheeldoc/data/extension_builds.json`, forced to compile) against
+    PyPI's newest torch those admit, which pip's build environment installs. The image's CUDA comes from the
     base-image table (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
 
     ## Why is this bad?
@@ -1270,6 +1272,9 @@ def _torch_before(facts: DockerFacts, step: Step) -> tuple[tuple[int, int] | tup
         after = _advance(facts, step, before).pypi
         if after is not None and after.line == step.line:
             return (after.cuda_major,), after.why
+        built = _build_env_torch(facts, step)
+        if built is not None:
+            return (built.cuda_major,), built.why
     pypi = before.pypi
     if pypi is not None and pypi.line >= line:
         return (pypi.cuda_major,), pypi.why
@@ -1842,7 +1847,7 @@ def _build_project(facts: DockerFacts, step: Step) -> str | None:
     builds = _extension_builds()
     for spec in _source_specs(inst) if inst else ():
         if spec.startswith((".", "/")):
-            g = ts._git_project(step, spec)
+            g = ts._git_project(step, spec, facts)
             if g is not None:
                 return normalize(g)
             continue
@@ -1861,6 +1866,47 @@ def _build_project(facts: DockerFacts, step: Step) -> str | None:
                 if n in builds:
                     return n
     return None
+
+
+def _build_env_torch(facts: DockerFacts, step: Step):
+    """The torch an isolated source build of a repository's default branch compiles against, where
+    the extension table knows the torch its [build-system] requires (causal-conv1d, mamba): PyPI's
+    newest it admits (torch_state.PypiTorch), whatever torch the image has."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    inst = step.install
+    if inst is None or inst.no_build_isolation:
+        return None
+    builds = _extension_builds()
+    for spec in _source_specs(inst):
+        if spec.startswith((".", "/")):
+            g = ts.git_clone(step, spec, facts)
+            name, at_ref = (normalize(g[0]), g[1]) if g else (None, True)
+        elif "git+" in spec:
+            path = spec.split(" @ ", 1)[-1].split("#", 1)[0].removeprefix("git+").split("://", 1)[-1]
+            at_ref = "@" in path.split("/", 1)[-1]
+            name = normalize(path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+        else:
+            continue
+        known = builds.get(name or "", {}).get("build_torch")
+        if known is None or at_ref:
+            continue
+        forced = known.get("forced_by")
+        if forced and _env_value(facts, step, forced) != "TRUE":
+            continue  # its setup.py fetches a prebuilt wheel unless forced: whether one fits is not known
+        return ts.build_env_torch(facts, step, known["spec"], f"{spec} (the default branch of {name}: "
+                                  f"[build-system] requires torch{known['spec']}, {known['source'].split(' ')[0]})")
+    return None
+
+
+def _env_value(facts: DockerFacts, step: Step, name: str) -> str | None:
+    """The value of an environment variable for a command: set on the command (`X=1 pip …`,
+    `export X=1` earlier in the RUN) or by ENV/ARG in the stage chain."""
+    here = step.command.env()
+    if name in here:
+        return here[name]
+    bound = facts.var(step, name)
+    return bound.value if bound is not None else None
 
 
 def _compiles_native(facts: DockerFacts, step: Step) -> bool:

@@ -362,6 +362,50 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     return got
 
 
+def build_env_torch(facts: DockerFacts, step: Step, spec: str, what: str) -> PypiTorch | None:
+    """The torch an isolated build environment installs for a build requirement `spec` ("" any):
+    PyPI's newest release it admits for the image's Python, of a known CUDA major (None when the
+    Python, the index or the platform leaves that open)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.data.base_images import torch_pythons
+    from wheeldoc.data.torch import series_of, torch_table
+    from wheeldoc.dockerfile import dependents
+
+    python = dependents.image_pythons(facts, step, None)
+    if not python:
+        return None
+    pys = (python,) if isinstance(python, str) else tuple(python)
+    try:
+        wanted = SpecifierSet(spec)
+    except InvalidSpecifier:
+        return None
+    releases = []
+    for v, built in torch_pythons().items():
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        if not ver.is_prerelease and wanted.contains(ver):
+            releases.append((ver, v, frozenset(built)))
+    releases.sort(reverse=True)
+    picks = [next((v for _ver, v, built in releases if p in built), None) for p in pys]
+    if not picks or None in picks:
+        return None
+    table = torch_table().series
+    majors = {_pypi_major(facts, step, table.get(series_of(v) or "")) for v in picks}
+    if len(majors) != 1 or None in majors or _pypi_decides(facts, step, series_of(min(picks, key=Version)) or "") \
+            is not True:
+        return None
+    major = majors.pop()
+    shown = sorted(set(picks), key=Version)
+    return PypiTorch(step.line, shown[-1], major, f"line {step.line}: {what} builds in an isolated environment "
+                     f"that installs PyPI's newest torch{spec or ' (any version)'}, "
+                     f"{' to '.join((shown[0], shown[-1])) if len(shown) > 1 else shown[0]}, whose PyPI wheels "
+                     f"are CUDA {major} builds", len(pys) == 1, shown[0])
+
+
 def _pinned_pypi(facts: DockerFacts, step: Step, version: str) -> PypiTorch | None:
     """`pip install torch==2.14.1` with nothing but PyPI deciding the build: PyPI's wheel of that
     release, whose CUDA major wheeldoc/data/torch.json records per platform (None when another
@@ -534,9 +578,9 @@ def pypi_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchState | N
 
     inst = step.install
     _needs, unknown = facts.torch_needs(step)
-    unknown = tuple(u for u in unknown if not _cloned_default(step, u))
-    if inst is None or unknown or any(not _cloned_default(step, p) for p in inst.editables) or any(
-            (p.startswith((".", "/")) and not _cloned_default(step, p)) or p.endswith((".whl", ".tar.gz", ".zip"))
+    unknown = tuple(u for u in unknown if not _cloned_default(step, u, facts))
+    if inst is None or unknown or any(not _cloned_default(step, p, facts) for p in inst.editables) or any(
+            (p.startswith((".", "/")) and not _cloned_default(step, p, facts)) or p.endswith((".whl", ".tar.gz", ".zip"))
             or "://" in p or p.startswith("git+") for p in inst.packages) or any(
             facts.requirements(step, f) is None and _cloned_requirement(facts, step, f) is None
             for f in inst.requirements):
@@ -671,10 +715,10 @@ def protected(facts: DockerFacts, step: Step) -> str | None:
     return None
 
 
-def _git_project(step: Step, spec: str) -> str | None:
-    """The project a local path installs when the same RUN cloned it: `git clone …/vllm.git && cd vllm
-    && pip install -e .`."""
-    got = git_clone(step, spec)
+def _git_project(step: Step, spec: str, facts: DockerFacts | None = None) -> str | None:
+    """The project a local path installs when it is a clone: `git clone …/vllm.git && cd vllm
+    && pip install -e .`, or a clone an earlier RUN made (`pip install ./mamba/`)."""
+    got = git_clone(step, spec, facts)
     return got[0] if got else None
 
 
@@ -685,19 +729,32 @@ _CLONE_VALUED = frozenset({"--depth", "-o", "--origin", "-c", "--config", "--ref
                            "--shallow-since", "--shallow-exclude", "--server-option", "--bundle-uri"})
 
 
-def _cloned_default(step: Step, spec: str) -> bool:
-    """A local path the same RUN cloned at its default branch, of a project the pin table knows
-    (its requirement is then that of its newest release, at least)."""
+def _cloned_default(step: Step, spec: str, facts: DockerFacts | None = None) -> bool:
+    """A local path cloned at its default branch, of a project the pin table knows (its requirement
+    is then that of its newest release, at least)."""
     from wheeldoc.data.base_images import torch_pins
 
-    got = git_clone(step, spec)
+    got = git_clone(step, spec, facts)
     return got is not None and not got[1] and normalize(got[0]) in torch_pins()
 
 
-def git_clone(step: Step, spec: str) -> tuple[str, bool] | None:
-    """(project, at a ref) for a local path the same RUN cloned: "at a ref" when the clone names a
-    branch or tag other than main/master, or a later `git checkout`/`switch`/`reset` in the clone
-    (`cd` into it, or `git -C DIR`) may move it (then it is not "at least the newest release")."""
+def git_clone(step: Step, spec: str, facts: DockerFacts | None = None) -> tuple[str, bool] | None:
+    """(project, at a ref) for a local path the same RUN cloned (or, with `facts`, the folder of a
+    clone an earlier RUN of the stage chain made): "at a ref" when the clone names a branch or tag
+    other than main/master, or a later `git checkout`/`switch`/`reset` in the clone (`cd` into it,
+    or `git -C DIR`) may move it (then it is not "at least the newest release")."""
+    got = _git_clone_here(step, spec)
+    if got is None and facts is not None and spec.startswith((".", "/")):
+        from wheeldoc.dockerfile.context import split_extras
+
+        path = split_extras(spec)[0]
+        found = facts.clone_at(step, path)
+        if found is not None and found[1] == facts.abs_path(step.ins, path):
+            return found[0], found[3]  # the clone's own folder, not a file or folder inside it
+    return got
+
+
+def _git_clone_here(step: Step, spec: str) -> tuple[str, bool] | None:
     cwd = None
     clones: dict[str, list] = {}
     for c in _commands_before(step):
@@ -840,7 +897,7 @@ def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None
                     out.append(Requirement(got[0], got[1], got[2], got[2].startswith("=="), None, spec,
                                            f"the METADATA of {local.name} in the build context"))
                     continue
-        if spec.startswith((".", "/")) and not base.endswith(".whl") and _git_project(step, context.split_extras(spec)[0]) is None:
+        if spec.startswith((".", "/")) and not base.endswith(".whl") and _git_project(step, context.split_extras(spec)[0], facts) is None:
             proj = context.project(facts, step, spec)
             if proj is None or proj.holds_torch:
                 continue
@@ -917,7 +974,7 @@ def unread(facts: DockerFacts, step: Step) -> list[str]:
         base = posixpath.basename(spec.split("#", 1)[0])
         path = context.split_extras(spec)[0]
         if not spec.startswith((".", "/")) or base.endswith((".whl", ".tar.gz", ".zip", ".tgz")) \
-                or _git_project(step, path) is not None:
+                or _git_project(step, path, facts) is not None:
             continue
         root = facts.abs_path(step.ins, path)
         got = facts.file_text(step, posixpath.join(root, "pyproject.toml")) if root else None
@@ -957,7 +1014,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
         else:
             return None  # an archive URL: its version is not known here
     elif spec.startswith((".", "/")):
-        g = git_clone(step, spec)
+        g = git_clone(step, spec, facts)
         if g is None:
             return None
         if g[1]:
