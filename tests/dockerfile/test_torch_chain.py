@@ -144,17 +144,20 @@ def test_clone_of_an_unknown_project_or_a_bounded_release_is_not_judged(check):
     assert hits(f, "WD405") == []
 
 
-def test_a_conda_torch_makes_the_torch_unknown(check):
-    """conda/mamba put a torch there that pip's model does not follow: no torch is assumed absent, so
-    the torch a later pip install brings is not judged."""
-    f = check("""
+def test_a_conda_torch_is_followed_and_a_conda_forge_one_is_not(check):
+    """A torch conda installs from the PyTorch channel is followed (pytorch==2.1.0, CUDA 11.8): xformers
+    0.0.35 asks torch>=2.10, pip takes PyPI's newest (a CUDA 13 build) over it, and the flash-attn build
+    after it meets nvcc 11.8. From conda-forge which torch is there is not known: not judged."""
+    text = """
         FROM nvidia/cuda:11.8.0-devel-ubuntu22.04
         ENV PYTHON_VERSION=3.10
-        RUN conda install -y pytorch==2.1.0 pytorch-cuda=11.8 -c pytorch -c nvidia
+        RUN conda install -y {what}
         RUN pip install xformers==0.0.35
         RUN pip install flash-attn --no-build-isolation
-    """)
-    assert hits(f, "WD405") == []
+    """
+    assert hits(check(text.format(what="pytorch==2.1.0 pytorch-cuda=11.8 -c pytorch -c nvidia")), "WD405") == \
+        [(5, "error")]
+    assert hits(check(text.format(what="-c conda-forge pytorch")), "WD405") == []
 
 
 def test_an_install_with_unknown_inputs_is_not_followed(check):

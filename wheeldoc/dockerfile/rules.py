@@ -506,7 +506,9 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     base image (`wheeldoc/data/base_images.json`: `pytorch/pytorch:<v>-cuda<c>-…` ships torch
     `<v>`, `vllm/vllm-openai:v<x>` the torch vLLM `<x>` pins, NGC `nvcr.io/nvidia/pytorch` a
     pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
-    an uninstall removes it). The new requirement comes from the torch-pin table built from the
+    an uninstall removes it; `conda install pytorch … -c pytorch`, or with `pytorch-cuda`: the
+    PyTorch conda channel's torch, at most 2.5, pytorch/pytorch#138506; conda-forge's is not
+    known). The new requirement comes from the torch-pin table built from the
     packages' own metadata on PyPI (`wheeldoc/data/torch_pins.json.gz`: vllm 0.9.1 requires
     torch==2.7.0; sglang's `srt` extra; xformers; torchvision, torchaudio; sentence-transformers,
     lightning, pytorch-lightning, accelerate, peft, timm, bitsandbytes, torchmetrics, ultralytics,
@@ -781,7 +783,8 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
                              (f"of series {'.'.join(state.lowest.split('.')[:2])}" +
                               ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
-                              + " (which release, the image's tag does not say)") if state.lowest and state.highest else
+                              + (" (which release, the image's tag does not say)" if state.where.startswith("the base")
+                                 else " (which release, not known here)")) if state.lowest and state.highest else
                              "a version not known here")
     if r.candidates:
         from wheeldoc.dockerfile import dependents

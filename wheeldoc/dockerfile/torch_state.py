@@ -208,6 +208,12 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
                         constraint=None, lowest=None, highest=None, pypi=None)
         return state
     if s.install is None and _other_installer_torch(s):
+        conda = conda_torch(s)
+        if conda is not None:
+            version, lowest, highest, named, why = conda
+            return replace(state, present=True, version=version, prerelease=False, constraint=None, lowest=lowest,
+                           highest=highest, where=f"installed by {s.argv[0]} on line {s.line} ({why})", pypi=None,
+                           installed=state.installed | named)
         # conda/mamba put a torch there that the pip model does not follow: from here it is unknown
         return replace(state, present=None, version=None, prerelease=None, constraint=None, lowest=None,
                        highest=None, where=f"installed by {s.argv[0]} on line {s.line} (not followed)", pypi=None,
@@ -704,6 +710,68 @@ def _other_installer_torch(step: Step) -> bool:
     values = {i + 1 for i, a in enumerate(args) if a in ("-c", "--channel", "-n", "--name", "-p", "--prefix")}
     return any(re.match(r"(?:[\w.-]+::)?(?:py)?torch(?:[=<>\s]|$)", a) for i, a in enumerate(args)
                if i not in values)  # `-c pytorch` names a channel, not a package
+
+
+# conda packages that are the PyPI projects of the same name in the torch family
+_CONDA_NAMES = {"pytorch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio", "xformers": "xformers"}
+# Where conda takes the torch from the PyTorch channel (`-c pytorch` first, or its `pytorch-cuda`
+# metapackage, which only the pytorch/nvidia channels have): its last release there is 2.5
+# (pytorch/pytorch#138506: "2.5 will be the last release of PyTorch that will be published to the
+# pytorch channel on Anaconda"); `pytorch-cuda` builds start with 1.13 (pytorch.org's previous-versions
+# page: v1.13.0 is the first with `pytorch-cuda=11.6`, earlier ones use cudatoolkit).
+CONDA_CHANNEL_LAST = "2.5"
+CONDA_PYTORCH_CUDA_FIRST = "1.13.0"
+
+
+def conda_torch(step: Step) -> tuple[str | None, str | None, str | None, frozenset[str], str] | None:
+    """`conda install pytorch …` from the PyTorch channel: (exact version or None, lowest, highest
+    series, the torch-family projects it names, why), as far as its words decide it; None otherwise
+    (conda-forge or the default channels: which release is not known here)."""
+    argv = step.argv
+    args = argv[2:]
+    takes_value = ("-c", "--channel", "-n", "--name", "-p", "--prefix", "--file")
+    channels, specs, k = [], [], 0
+    while k < len(args):
+        a = args[k]
+        if a in takes_value:
+            if a in ("-c", "--channel") and k + 1 < len(args):
+                channels.append(args[k + 1])
+            k += 2
+            continue
+        if a.startswith("--channel="):
+            channels.append(a.split("=", 1)[1])
+        elif not a.startswith("-"):
+            specs.append(a)
+        k += 1
+    version = lowest = highest = None
+    named: set[str] = set()
+    from_channel = bool(channels) and channels[0] == "pytorch"
+    cuda_meta = False
+    for spec in specs:
+        chan, _, rest = spec.rpartition("::")
+        m = re.match(r"([A-Za-z0-9_.-]+)\s*(==|=)?\s*([0-9][0-9.]*)?(\*)?$", rest)
+        if m is None:
+            continue
+        name = m[1].lower()
+        if name == "pytorch-cuda":
+            cuda_meta = True
+        if name in _CONDA_NAMES:
+            named.add(_CONDA_NAMES[name])
+        if name == "pytorch":
+            from_channel = from_channel or chan == "pytorch"
+            if m[3] and (m[2] == "==" or m[3].count(".") >= 2) and not m[4]:
+                version = m[3].rstrip(".")
+            elif m[3]:
+                series = ".".join(m[3].rstrip(".").split(".")[:2])
+                lowest, highest = f"{series}.0", series
+    if "torch" not in named or not (from_channel or cuda_meta):
+        return None
+    why = "the PyTorch conda channel"
+    if version is None and lowest is None:
+        lowest = CONDA_PYTORCH_CUDA_FIRST if cuda_meta else None
+        highest = CONDA_CHANNEL_LAST
+        why += f", whose last release is {CONDA_CHANNEL_LAST}.x (pytorch/pytorch#138506)"
+    return version, lowest, highest, frozenset(named), why
 
 
 def protected(facts: DockerFacts, step: Step) -> str | None:
