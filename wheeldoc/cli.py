@@ -77,10 +77,45 @@ def _doctor_options(p: argparse.ArgumentParser, *, image: bool = False) -> None:
     g.add_argument("--no-cache", action="store_true", help="read every library again (no cached facts)")
 
 
+def _columns() -> int:
+    """The terminal width as `shutil.get_terminal_size` gives it (COLUMNS, the terminal, else 80),
+    without importing shutil (and with it bz2, lzma, fnmatch: ~3 ms of every start)."""
+    import os
+
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def _parser_class() -> type:
+    """argparse's parser, whose help formatter takes the width from `_columns` (argparse's own asks
+    shutil, even to check an argument while the parser is built)."""
+    import argparse
+
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                     width: int | None = None) -> None:
+            super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 (argparse's own)
+            kwargs.setdefault("formatter_class", Formatter)
+            super().__init__(*args, **kwargs)
+
+    return Parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse  # here, not above: `kernels --list` (its quick path) builds no parser
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="wheeldoc",
         description="A build-and-environment doctor for CUDA wheel installs.",
     )

@@ -20,21 +20,17 @@ MAX_DEPTH = 128  # a uv.lock nests 5 levels, an OCI index 4
 
 
 def depth(obj: Any, limit: int = MAX_DEPTH) -> int:
-    """How deep `obj` nests (iteratively; stops counting past `limit`)."""
+    """How deep `obj` nests (iteratively, one level at a time; stops counting past `limit`)."""
+    level = [obj] if isinstance(obj, (dict, list)) else []
     deepest = 0
-    stack = [(obj, 1)]
-    while stack:
-        o, d = stack.pop()
-        if isinstance(o, dict):
-            items = o.values()
-        elif isinstance(o, list):
-            items = o
-        else:
-            continue
-        deepest = max(deepest, d)
+    while level:
+        deepest += 1
         if deepest > limit:
             return deepest
-        stack.extend((x, d + 1) for x in items if isinstance(x, (dict, list)))
+        below: list = []
+        for o in level:
+            below += [x for x in (o.values() if isinstance(o, dict) else o) if isinstance(x, (dict, list))]
+        level = below
     return deepest
 
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 FAMILIES = ("GLIBC", "GLIBCXX", "CXXABI", "GCC")
 GLIBC_LIBS = ("libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1", "libutil.so.1",
@@ -88,7 +88,7 @@ class SystemTarget:
 
 # -- loading -------------------------------------------------------------------------------
 def _load_json(name: str) -> dict:
-    return json.loads(resources.files("wheeldoc.data").joinpath(name).read_text(encoding="utf-8"))
+    return json.loads(Path(__file__).with_name(name).read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)
@@ -114,7 +114,7 @@ def manylinux_table() -> dict:
 @lru_cache(maxsize=1)
 def system_names() -> dict[str, dict[str, str]]:
     """soname -> {exported name -> its oldest symbol version}."""
-    raw = resources.files("wheeldoc.data").joinpath("system_symbols.json.gz").read_bytes()
+    raw = Path(__file__).with_name("system_symbols.json.gz").read_bytes()
     data = json.loads(gzip.decompress(raw))
     out: dict[str, dict[str, str]] = {}
     for soname, by_version in data["libraries"].items():

@@ -6,7 +6,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 
 _SERIES = re.compile(r"^\d+\.\d+$")
 _VARIANT = re.compile(r"^cu\d{3}$")
@@ -49,7 +49,7 @@ class TableError(ValueError):
 
 @lru_cache(maxsize=1)
 def torch_table() -> TorchTable:
-    raw = json.loads(resources.files("wheeldoc.data").joinpath("torch.json").read_text("utf-8"))
+    raw = json.loads(Path(__file__).with_name("torch.json").read_text("utf-8"))
     return validate(raw)
 
 
