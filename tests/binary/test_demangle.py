@@ -91,3 +91,22 @@ def test_relatives_share_a_function_name() -> None:
     for mangled in sorted(v2):
         by_name[dm.function_name(names[mangled])] = names[mangled]
     assert by_name[dm.function_name(names[QUERY])] == "c10::cuda::CUDAStream::query(bool) const"
+
+
+def test_libstdcxx_by_soname_equals_the_cxxfilt_package() -> None:
+    """The in-process demangler loads libstdc++.so.6 itself (no `ldconfig -p`); it gives what the
+    cxxfilt package gives, name by name, and both refuse the same invalid names."""
+    import cxxfilt
+
+    direct = dm._cxa_demangle()
+    assert direct is not None
+    for name in fixture_names() + ["_Zgarbage", "_Z", "plain"]:
+        try:
+            want = cxxfilt.demangleb(name.encode())
+        except Exception:  # noqa: BLE001
+            want = None
+        try:
+            got = direct(name.encode())
+        except ValueError:
+            got = None
+        assert got == want, name

@@ -89,21 +89,61 @@ def function_name(demangled: str) -> str:
 # -- backends ------------------------------------------------------------------
 @lru_cache(maxsize=1)
 def _inprocess() -> Callable[[str], str] | None:
-    try:
-        import cxxfilt  # noqa: PLC0415 (loads libstdc++ through ctypes: import lazily)
+    demangleb = _cxa_demangle()
+    if demangleb is None:
+        try:
+            import cxxfilt  # noqa: PLC0415 (loads libstdc++ through ctypes: import lazily)
 
-        cxxfilt.demangle("_Z1fv")  # fails here when libstdc++ could not be found
-    except Exception:  # noqa: BLE001 (any failure to load means: use c++filt)
-        return None
+            cxxfilt.demangle("_Z1fv")  # fails here when libstdc++ could not be found
+        except Exception:  # noqa: BLE001 (any failure to load means: use c++filt)
+            return None
+        demangleb = cxxfilt.demangleb
 
     def run(name: str) -> str:
         try:
-            text = cxxfilt.demangleb(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+            text = demangleb(name.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
         except Exception:  # noqa: BLE001 (InvalidName and friends: leave the name as it is)
             return name
         return _SHORT.sub(lambda m: _VERBOSE[m.group(0)], text) if "std::" in text else text
 
     return run
+
+
+def _cxa_demangle() -> Callable[[bytes], bytes] | None:
+    """libstdc++'s `__cxa_demangle` by its soname, as the `cxxfilt` package calls it, without the
+    package's `ctypes.util.find_library` (which runs `ldconfig -p` twice: ~25 ms). None when
+    libstdc++.so.6 does not load (then the package's search is tried)."""
+    try:
+        import ctypes  # noqa: PLC0415
+
+        cxx = ctypes.CDLL("libstdc++.so.6")
+        free = ctypes.CDLL(None).free
+        fn = cxx.__cxa_demangle
+    except (OSError, AttributeError):
+        return None
+    free.argtypes = [ctypes.c_void_p]
+    fn.restype = ctypes.c_void_p
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+
+    def demangleb(name: bytes) -> bytes:
+        if not name.startswith(b"_Z"):
+            return name
+        status = ctypes.c_int()
+        ptr = fn(name, None, None, ctypes.byref(status))
+        try:
+            if status.value != 0 or not ptr:
+                raise ValueError(f"__cxa_demangle status {status.value}")
+            return ctypes.string_at(ptr)
+        finally:
+            if ptr:
+                free(ptr)
+
+    try:
+        if demangleb(b"_Z1fv") != b"f()":
+            return None
+    except ValueError:
+        return None
+    return demangleb
 
 
 def _cxxfilt_batch(names: list[str]) -> list[str]:
