@@ -473,16 +473,15 @@ class WheelArchive(MemberSource):
         info = self._infos[name]
         start = self._data_start(info)
         h = hashlib.sha256()
-        # Read through the file, not the map: no page faults, nothing added to this process's memory.
-        buf = bytearray(min(_DROP_EVERY, max(info.compress_size, 1)))
-        fd, at, end = self._file.fileno(), start, start + info.compress_size
-        with memoryview(buf) as view:
+        # Hashed in place through the map, a slice at a time, each slice's pages given back after it
+        # (nothing copied: reading through the file cost a third more CPU, the copy into a buffer).
+        at, end = start, start + info.compress_size
+        with memoryview(self._map) as view:
             while at < end:
-                n = os.preadv(fd, [view[: min(len(buf), end - at)]], at)
-                if n <= 0:
-                    raise InputError(self.path, "member data lies past the end of the archive", offset=at, member=name)
-                h.update(view[:n])
-                at += n
+                stop = min(end, at + _DROP_EVERY)
+                h.update(view[at:stop])
+                self._drop(at, stop)
+                at = stop
         self._stored[name] = h.hexdigest()  # the archive is mapped read-only: asked again, the same
         return self._stored[name]
 
