@@ -659,6 +659,16 @@ ROWS = [
                   "requirements, so its torch is the one vllm {vllm} pins (wheeldoc/data/torch_pins.json)",
     },
     {
+        "name": "vllm/vllm-openai (latest)",
+        "pattern": r"^(?:docker\.io/)?vllm/vllm-openai(?::latest)?$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "torch": {"version": "newest-pin-of:vllm", "prerelease": False, "installer": "pip/uv into the system Python"},
+        "ships": ["vllm"],
+        "source": "vllm-project/vllm docker/Dockerfile and its release workflow: `latest` is pushed with each "
+                  "release, so an image pulled now holds at least the newest vllm in wheeldoc's table, and the "
+                  "torch it pins (a later release never pins an older torch)",
+    },
+    {
         "name": "lmsysorg/sglang",
         "pattern": r"^(?:docker\.io/)?lmsysorg/sglang:v(?P<sglang>\d+\.\d+\.\d+(?:\.post\d+)?)$",
         "env": {}, "cuda": None, "nvcc": True,
@@ -683,7 +693,29 @@ ROWS = [
 ]
 
 
+def _check_newest_pin_floor(package: str) -> None:
+    """The `newest-pin-of` rows rest on this: every release of `package` pins a torch no older than
+    the releases before it (read from the torch-pin table)."""
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.data.base_images import torch_pins
+
+    pins = []
+    for v, rel in torch_pins()[package]["releases"].items():
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        exact = [x for x in rel.get("torch") or [] if x.startswith("==") and "," not in x and ";" not in x]
+        if exact and not ver.is_prerelease:
+            pins.append((ver, Version(exact[0][2:])))
+    pins.sort()
+    for (a, ta), (b, tb) in zip(pins, pins[1:]):
+        assert tb >= ta, f"{package} {b} pins torch {tb}, older than {a}'s {ta}"
+
+
 def main() -> None:
+    _check_newest_pin_floor("vllm")
     for row in ROWS:
         re.compile(row["pattern"])
         assert row["source"], row["name"]

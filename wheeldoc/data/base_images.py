@@ -248,6 +248,21 @@ def _python_by(table: dict, groups: dict) -> tuple[str | None, str]:
     return None, ""
 
 
+def _newest_release(package: str) -> str | None:
+    """The newest final release of `package` in the torch-pin table."""
+    from packaging.version import InvalidVersion, Version
+
+    best = None
+    for v in (torch_pins().get(package) or {}).get("releases", {}):
+        try:
+            ver = Version(v)
+        except InvalidVersion:
+            continue
+        if not ver.is_prerelease and (best is None or ver > best[0]):
+            best = (ver, v)
+    return best[1] if best else None
+
+
 def _python_between(table: dict, groups: dict) -> tuple[str, ...]:
     """For a release not read whose nearest read releases below and above say different Pythons
     (pytorch/pytorch 2.3.0 between 2.2.2's 3.10 and 2.4.0's 3.11): the Pythons from the one to the
@@ -295,6 +310,19 @@ def base_image(ref: str) -> BaseImage | None:
                 version = spec[2:] if spec and spec.startswith("==") and "," not in spec else None
                 via = f"{pkg}=={ver} pins torch{spec}" if spec else f"{pkg} {ver} (its torch pin is not in the table)"
             lowest = highest = None
+            if version and version.startswith("newest-pin-of:"):
+                # a moving tag (`latest`): the newest release at build time, so at least the newest in the
+                # table, whose exact torch pin is then a floor (a later release does not pin an older torch)
+                pkg = version[len("newest-pin-of:"):]
+                newest = _newest_release(pkg)
+                spec, _ = torch_requirement(pkg, newest) if newest else (None, False)
+                version = None
+                if spec and spec.startswith("==") and "," not in spec:
+                    lowest = spec[2:]
+                    via = (f"{row['name']}: at least the newest {pkg} in the table, {newest}, which pins "
+                           f"torch{spec}")
+                else:
+                    via = f"{row['name']}: the newest {pkg} (its torch pin is not in the table)"
             if t.get("exact") is False and version:
                 # the tag names the series; the build took that release or a later one from its index
                 lowest = ".".join(version.split(".")[:2]) + ".0.dev0"

@@ -229,6 +229,9 @@ def image_python(facts, step) -> str | None:
     venv = _venv_python(facts, step)
     if venv:
         return venv
+    conda = _conda_python(facts, step)
+    if conda:
+        return conda
     if inst is not None and inst.tool == "uv":
         for flag in ("--python", "-p"):
             v = inst.option(flag)
@@ -246,10 +249,44 @@ def image_python(facts, step) -> str | None:
             return img.python
     v = facts.var(step, "PYTHON_VERSION")
     m = re.fullmatch(r"(\d)\.(\d{1,2})(?:\.\d+)?", (v.value or "") if v is not None else "")
-    return f"{m[1]}.{m[2]}" if m else None
+    return f"{m[1]}.{m[2]}" if m else _apt_python(facts, step)
+
+
+_APT_PYTHON = re.compile(r"^python(3)\.(\d{1,2})(?:-[a-z]+)?(?:=\S+)?$")
+
+
+def _apt_python(facts, step) -> str | None:
+    """On a base whose Python is not known: the one Python an `apt-get install python3.10 …` of the
+    stage chain named (several different ones: not known)."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    named = set()
+    for s in facts.steps[: step.index]:
+        argv = s.argv
+        if s.stage.index in chain and len(argv) >= 3 and argv[0].rsplit("/", 1)[-1] in ("apt-get", "apt") \
+                and "install" in argv[1:3]:
+            named |= {f"{m[1]}.{m[2]}" for a in argv[2:] if (m := _APT_PYTHON.match(a))}
+    return named.pop() if len(named) == 1 else None
 
 
 _VENV = re.compile(r"(?:^|/)python(\d)\.(\d{1,2})$")
+_CONDA_PYTHON = re.compile(r"^python(?:==?|=)(\d)\.(\d{1,2})(?:\.[\d*]+)?$")
+
+
+def _conda_python(facts, step) -> str | None:
+    """The Python an earlier `conda install|create … python=3.10` (mamba, micromamba) of the stage
+    chain put in place: the last one before the install."""
+    chain = {s.index for s in facts.chain(step.stage)}
+    found = None
+    for s in facts.steps[: step.index]:
+        argv = s.argv
+        if s.stage.index not in chain or len(argv) < 3 or argv[0].rsplit("/", 1)[-1] not in (
+                "conda", "mamba", "micromamba") or argv[1] not in ("install", "create"):
+            continue
+        for a in argv[2:]:
+            m = _CONDA_PYTHON.match(a)
+            if m:
+                found = f"{m[1]}.{m[2]}"
+    return found
 
 
 def _venv_python(facts, step) -> str | None:

@@ -139,6 +139,29 @@ def _named_torch(facts: DockerFacts, step: Step) -> tuple[bool, str | None, bool
     return False, None, False
 
 
+def _index_last_series(step: Step) -> str | None:
+    """The newest torch series the one index of an install serves, where that is a PyTorch CUDA
+    variant index (`--index-url …/whl/cu121`, no other index): the series the release matrix lists
+    for the variant (cu121: 2.5), wheeldoc/data/torch.json."""
+    from wheeldoc.data.base_images import last_series_on
+    from wheeldoc.dockerfile.facts import index_variant
+
+    inst = step.install
+    urls = inst.values("--index-url") if inst is not None else ()
+    if inst is None or len(urls) != 1 or inst.extra_index_urls or inst.find_links:
+        return None
+    variant = index_variant(urls[0])
+    return last_series_on(variant) if variant and variant != "cu?" else None
+
+
+def _bare_torch(step: Step) -> bool:
+    """The install names torch with no version or range at all (`pip install torch torchvision`)."""
+    inst = step.install
+    return inst is not None and any(
+        (n := _NAME.match(spec)) is not None and normalize(n[1]) == "torch" and not n[2].strip() and "/" not in spec
+        for spec in inst.packages)
+
+
 def _named_series(facts: DockerFacts, step: Step) -> str | None:
     """`torch==2.5.*` on the command line: the series ("2.5")."""
     inst = step.install
@@ -242,6 +265,8 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
         # an unpinned torch is the newest release only where none is there yet, or with --upgrade
         # (pip and uv keep an installed torch that satisfies a bare `torch`)
         fresh = state.present is False or (state.present is True and _upgrade(s))
+        if version is None and series is None and state.present is True and not fresh and _bare_torch(s):
+            return state  # a bare `torch` over one already there: pip and uv keep it, nothing changes
         newest = _unpinned_newest(facts, s, state) if version is None and series is None and fresh else None
         pinned = _pinned_pypi(facts, s, version) if exact and version else None
         state = replace(state, present=True, version=version if exact else None, prerelease=False,
@@ -249,7 +274,8 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
                             f" (unpinned: the newest release the index serves, {newest[0]} or later"
                             f"{newest[1]})" if newest else ""),
                         constraint=None, lowest=newest[0] if newest else f"{series}.0" if series else None,
-                        highest=series, pypi=newest[2] if newest else pinned)
+                        highest=series or (_index_last_series(s) if newest else None),
+                        pypi=newest[2] if newest else pinned)
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state

@@ -314,8 +314,9 @@ def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     Checks torchvision, torchaudio and triton against the torch release they were made for, from
     wheeldoc's correspondence table (`wheeldoc/data/torch.json`, read from the published wheels'
     Requires-Dist: torch 2.13 ↔ torchvision 0.28 ↔ triton 3.7; torch 2.11 ↔ torchaudio 2.11).
-    Where no published companion release names a torch series, nothing is judged. Patch
-    releases within a series are compatible.
+    Where no published companion release names a torch series, nothing is judged; nor is a
+    nightly or other pre-release (its companions are the nightlies of its date, which the table of
+    releases does not record). Patch releases within a series are compatible.
 
     ## Why is this bad?
     torchvision and torchaudio ship C++ extensions compiled against one torch release; with
@@ -335,13 +336,15 @@ def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     table = torch_table()
     for torch in facts.get("torch"):
         row = table.series.get(series_of(torch.version) or "")
-        if row is None:
-            continue
+        if row is None or _prerelease(torch.version):
+            continue  # a nightly: its companions are the nightlies of its date, not the table's releases
         for comp in ("torchvision", "torchaudio", "triton"):
             want = getattr(row, comp)
             if want is None:
                 continue
             for pkg in facts.get(comp):
+                if _prerelease(pkg.version):
+                    continue
                 have = series_of(pkg.version)
                 if have == want:
                     continue
@@ -356,6 +359,17 @@ def companion_mismatch(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
                     fix=None,
                     data=_data(facts, pkg, torch=torch.version, expected_series=want),
                 )
+
+
+def _prerelease(version: str) -> bool:
+    """A nightly or other pre-release (`2.12.0.dev20260316+cu130`): the release table does not say
+    which companions it goes with."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version).is_prerelease
+    except InvalidVersion:
+        return False
 
 
 @rule("WD104", "cuda-newer-than-driver", title="CUDA build newer than the target driver", severity=Severity.ERROR,
