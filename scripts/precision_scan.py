@@ -92,7 +92,7 @@ def main() -> int:
         if row["key"].startswith("df/"):
             ctx = target.parent / "ctx"
             cmd += ["--context", str(ctx if ctx.is_dir() else target.parent)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
         out = args.work / "out" / (row["key"].replace("/", "__") + ".json")
         out.write_text(proc.stdout)
         if proc.returncode != 0:
