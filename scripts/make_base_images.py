@@ -57,6 +57,9 @@ EXTENSION_BUILDS = {
     "megatron-lm": ("no-cuda", "NVIDIA/Megatron-LM: the pip install builds no CUDA extension (C++ helpers only)"),
     "mbridge": ("no-cuda", "ISEEKYAN/mbridge: pure Python"),
     "verl": ("no-cuda", "volcengine/verl: pure Python"),
+    "torchserve": ("no-cuda", "pytorch/serve setup.py (06c9a9766bafddb674325d99e348aaf4beceadb0): Python packages and "
+                   "a Java frontend built with gradle; no ext_modules, USE_CUDA not read"),
+    "serve": ("no-cuda", "same as torchserve (repository name)"),
     "flashinfer-python": ("no-cuda", "flashinfer-ai/flashinfer: the PyPI sdist/wheel compiles kernels at run time "
                           "(JIT) unless FLASHINFER_ENABLE_AOT=1"),
     "xformers": ("torch-default", "facebookresearch/xformers setup.py: CUDA extensions through "

@@ -1,13 +1,11 @@
 """False positives found by the real-world precision scan (docs/real-world-precision-scan.md).
 
-Each xfail case is a minimal reduction (written here, not copied) of a finding on a public
+Each case is a minimal reduction (written here, not copied) of a finding on a public
 Dockerfile that a reader of the file and its sources judged wrong; the docstring says why. They
-are strict: the day the rule stops crying wolf they pass, and the marker has to go. Each has a
-control beside it that must keep its finding, so the fix cannot be "never say it"."""
+were strict xfails until the rule stopped crying wolf (fixed the same day); each has a control beside
+it that must keep its finding, so the fix cannot be "never say it"."""
 
 from __future__ import annotations
-
-import pytest
 
 
 def loud(findings: list[dict], rule: str) -> list[dict]:
@@ -28,10 +26,6 @@ ARCH_IN_EFFECT = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD401 asks every build variable of tool_env.json on its own: a global ARG "
-    "CMAKE_CUDA_ARCHITECTURES not redeclared is an error although the stage has "
-    "TORCH_CUDA_ARCH_LIST through FROM deps (seen on voipmonitor/blackwell-llm-docker)"))
 def test_wd401_cmake_arch_variable_is_moot_when_torch_arch_list_is_in_effect(check) -> None:
     """The build stage inherits ENV TORCH_CUDA_ARCH_LIST=12.0a from 'deps'; the unused global ARG
     CMAKE_CUDA_ARCHITECTURES names the same GPU. The build has its architecture list: the
@@ -54,10 +48,6 @@ UNKNOWN_BASE = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD409 treats a base image missing from the base-image table as setting no "
-    "TORCH_CUDA_ARCH_LIST and says 'confidence high'; WD403 on the same line says the base "
-    "is unknown (seen on OPR-Project/OpenPlaceRecognition, a jetson-containers pytorch base)"))
 def test_wd409_unknown_base_image_is_not_judged_at_warning(check) -> None:
     """The real base is built by jetson-containers' pytorch package, whose Dockerfile sets
     ENV TORCH_CUDA_ARCH_LIST for the Jetson GPU. A base the table does not know may set the list;
@@ -89,9 +79,6 @@ OTHER_PROJECTS_VARIABLE = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD401 asks FLASHINFER_CUDA_ARCH_LIST (read by FlashInfer's build only) of a vLLM source build "
-    "that has TORCH_CUDA_ARCH_LIST (seen on pastoriomarco/NemoClaw-Thor)"))
 def test_wd401_flashinfer_arch_variable_is_not_asked_of_a_vllm_build(check) -> None:
     """Stage 'vllm' compiles vLLM with TORCH_CUDA_ARCH_LIST=11.0a from 'base'; FlashInfer is built
     in stage 'fi'. vLLM's build does not read FLASHINFER_CUDA_ARCH_LIST."""
@@ -109,10 +96,6 @@ WHEELS_BY_SUBSTITUTION = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD401 takes `$(ls /wheels/*.whl)` as a source tree that compiles and asks it for "
-    "TORCH_CUDA_ARCH_LIST; the same install written `/wheels/*.whl` is left alone "
-    "(seen on pastoriomarco/NemoClaw-Thor)"))
 def test_wd401_wheels_listed_by_command_substitution_compile_nothing(check) -> None:
     """`ls /wheels/*.whl` prints wheel files: installing them compiles nothing, whatever the stage's
     environment."""
@@ -139,10 +122,6 @@ APEX_TWO_RUNS = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD409 knows apex sets its own TORCH_CUDA_ARCH_LIST when it sees no GPU, but only when the "
-    "clone and the install share a RUN; `cd apex && pip install ./` in a later RUN is an unknown "
-    "local tree (seen on ElijahKamski/ASR_Wav2vec_RU_Pipeline)"))
 def test_wd409_apex_cloned_in_an_earlier_run_keeps_its_own_arch_list(check) -> None:
     """NVIDIA/apex setup.py: with no GPU visible and TORCH_CUDA_ARCH_LIST unset it sets the list
     itself (7.5 ... 12.0 with CUDA 12.8); written in one RUN, wheeldoc already leaves it alone."""
@@ -173,9 +152,6 @@ TORCHSERVE = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD409 takes USE_CUDA=1 as a CUDA build switch of any local tree; torchserve's setup.py builds "
-    "its Java frontend with gradle and compiles no CUDA (seen on pytorch/serve kubernetes/kserve)"))
 def test_wd409_use_cuda_does_not_make_torchserve_a_cuda_build(check) -> None:
     """pytorch/serve setup.py has no ext_modules and never reads USE_CUDA."""
     assert loud(check(TORCHSERVE), "WD409") == []

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 HEAD = 'version = 1\nrevision = 3\nrequires-python = "==3.12.*"\n'
 
 
@@ -47,11 +45,6 @@ def loud(cli, tmp_path: Path, text: str) -> list[dict]:
     return [f for f in res.json()["findings"] if f["rule"] == "WD102" and f["severity"] in ("warning", "error")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "WD102 counts nvidia-cutlass-dsl-libs-cu12 as a CUDA 12 runtime library beside a CUDA 13 "
-    "torch; it is the CuTe DSL compiler build (NEEDED: libc, libdl, libm, librt, libpthread only), "
-    "which nvidia-cutlass-dsl requires even with its [cu13] extra (seen on NVIDIA-NeMo/Automodel "
-    "and NovaSky-AI/SkyRL)"))
 def test_wd102_cutlass_dsl_libs_cu12_is_not_a_cuda12_runtime(cli, tmp_path: Path) -> None:
     """nvidia-cutlass-dsl 4.6.0's METADATA: Requires-Dist nvidia-cutlass-dsl-libs-cu12==4.6.0 (always)
     and nvidia-cutlass-dsl-libs-cu13==4.6.0; extra == "cu13". The two install side by side

@@ -119,7 +119,9 @@ def torch_of(package: str, version: str, python: str | None, machine: str | None
         return None
     own = release_torch(rel, python, machine)
     if source and own is not None:
-        own = floors(own)
+        # an exact pin in a wheel is the torch it was built against (xformers, vllm's kernels): the
+        # source asks for less, how much is not known; a range's floor is what a newer tree keeps
+        own = None if re.search(r"(^|,)\s*===?\s*\d", own) else floors(own)
     out = [(f"{package} {version}", own, False)]
     if not follow:
         return tuple(out)

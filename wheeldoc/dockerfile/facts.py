@@ -817,6 +817,15 @@ def _requirement(spec: str) -> Requirement | None:
     return Requirement(normalize(m[1]), rest, spec)
 
 
+_WHEEL_LISTING = re.compile(r"^(?:\$\(|`)\s*(?:ls|find|echo)\s[^)`]*\.whl['\"]?\s*(?:\)|`)$")
+
+
+def _lists_wheels(spec: str) -> bool:
+    """`$(ls /wheels/*.whl)` (or `find … -name '*.whl'`, backquotes): a command substitution that
+    prints wheel files, which install without compiling anything."""
+    return bool(_WHEEL_LISTING.match(spec.strip()))
+
+
 def _is_path(spec: str) -> bool:
     return spec.startswith((".", "/", "~")) or (("/" in spec or spec.endswith(_SDIST)) and "://" not in spec
                                                and " @ " not in spec and "@" not in spec)
@@ -841,7 +850,7 @@ def _build_reason(argv: tuple[str, ...], inst: Install | None) -> str | None:
         for spec in inst.editables:
             return f"editable install of {spec}"
         for spec in inst.packages:
-            if spec.endswith(".whl"):
+            if spec.endswith(".whl") or _lists_wheels(spec):
                 continue
             if spec.endswith(_SDIST):
                 return f"source distribution {spec}"

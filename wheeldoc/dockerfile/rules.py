@@ -100,9 +100,28 @@ def _ran_without(facts: DockerFacts, setter: _Setter, var: ToolVar, step: Step) 
                and not _covered(facts, t, var) for t in facts.steps)
 
 
+# Build variables one project's build reads and others do not (their setup.py / CMake files)
+_PROJECT_VARIABLES = {
+    "FLASHINFER_CUDA_ARCH_LIST": frozenset({"flashinfer", "flashinfer-python"}),
+    "FLASH_ATTENTION_FORCE_BUILD": frozenset({"flash-attn", "flash-attention"}),
+    "VLLM_TARGET_DEVICE": frozenset({"vllm"}),
+}
+# CMake's spellings of the architecture list: moot where torch's (TORCH_CUDA_ARCH_LIST) is in effect
+_CMAKE_ARCHS = frozenset({"CMAKE_CUDA_ARCHITECTURES", "CUDAARCHS"})
+
+
 def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
     if var.tool == "build":  # only a build that compiles native code reads MAX_JOBS, TORCH_CUDA_ARCH_LIST, …
-        return step.build is not None and not _cuda_build_skipped(step) and _compiles_native(facts, step)
+        if step.build is None or _cuda_build_skipped(step) or not _compiles_native(facts, step):
+            return False
+        only = _PROJECT_VARIABLES.get(min(var.names))
+        if only is not None:
+            project = _build_project(facts, step)
+            if project is not None and project not in only:
+                return False  # another project's variable
+        if set(var.names) & _CMAKE_ARCHS and facts.var(step, "TORCH_CUDA_ARCH_LIST") is not None:
+            return False  # the build has its architecture list already
+        return True
     inst = step.install
     if inst is None or inst.tool != var.tool or not step.is_install:
         return False
@@ -207,7 +226,9 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     `UV_LINK_MODE`, …), pip (`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_DEFAULT_TIMEOUT`, …)
     and, for commands that compile native code (a known CUDA extension, a CUDA build switch,
     nvcc in the base image, or a `--no-build-isolation` build in a file that installs torch),
-    the build variables (`TORCH_CUDA_ARCH_LIST`, `CUDA_HOME`, `MAX_JOBS`, …). Which tool reads
+    the build variables (`TORCH_CUDA_ARCH_LIST`, `CUDA_HOME`, `MAX_JOBS`, …; one project's own,
+    such as `FLASHINFER_CUDA_ARCH_LIST`, only of that project's build; CMake's spellings of the
+    architecture list not where `TORCH_CUDA_ARCH_LIST` is in effect). Which tool reads
     which variable is data (`wheeldoc/data/tool_env.json`, each row with its source); a
     constraints or overrides variable (`PIP_CONSTRAINT`, `UV_CONSTRAINT`, `UV_OVERRIDE`) counts
     only for installs that involve torch. A variable counts as present when the stage sets it
@@ -1743,8 +1764,9 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     a Dockerfile that installs torch) while no `TORCH_CUDA_ARCH_LIST` (nor
     `CMAKE_CUDA_ARCHITECTURES` / `CUDAARCHS`) is in effect and no other stage sets one (that
     is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
-    image that sets the list (NGC PyTorch does; its value is not published, so it counts as set),
-    and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2,
+    image that sets the list (NGC PyTorch does; its value is not published, so it counts as set);
+    a base image the table does not know may set it (jetson-containers' torch images do): an info
+    there, never more; and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2,
     torch-scatter, torch-sparse) unless FORCE_CUDA=1 (or FORCE_ONLY_CUDA=1) is in effect. The project compiled is the one the command builds from
     source (a VCS URL, a local path, an sdist, an editable); a bare name beside it comes from the
     index like any dependency, unless `--no-binary` asks for source.
@@ -1802,11 +1824,14 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
             continue  # the base image sets it (its config with `--pull-base`, or the table; a value not known is set)
         # how sure: a project known to leave the list to torch, or an explicit CUDA build switch
         sure = known is not None or any(e.startswith("switch") for e in evidence)
-        severity = Severity.WARNING if sure else Severity.INFO
-        confidence = "high" if sure else "low"
         why_sure = (f"{name} builds through torch.utils.cpp_extension ({known['source']})" if known else
                     "; ".join(evidence) if evidence else "a --no-build-isolation source build in a file that "
                     "installs torch: it may compile CUDA code")
+        if img is None and sure:
+            sure = False  # a base the table does not know may set the list (jetson-containers' torch images do)
+            why_sure += f"; but the base image {root.base} is not in the base-image table and may set it"
+        severity = Severity.WARNING if sure else Severity.INFO
+        confidence = "high" if sure else "low"
         edit = None
         if gpu is not None:
             edit = insert_after_from(facts, step.stage, f'ENV TORCH_CUDA_ARCH_LIST="{gpu.cc}"')

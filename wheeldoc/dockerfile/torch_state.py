@@ -842,6 +842,11 @@ def git_clone(step: Step, spec: str, facts: DockerFacts | None = None) -> tuple[
         from wheeldoc.dockerfile.context import split_extras
 
         path = split_extras(spec)[0]
+        if path.rstrip("/") in ("", "."):  # `cd apex && pip install ./`: the folder the RUN went into
+            cds = [c.argv[1] for c in _commands_before(step) if len(c.argv) >= 2 and c.argv[0] == "cd"]
+            if not cds or "$" in cds[-1]:
+                return None
+            path = cds[-1]
         found = facts.clone_at(step, path)
         if found is not None and found[1] == facts.abs_path(step.ins, path):
             return found[0], found[3]  # the clone's own folder, not a file or folder inside it
@@ -1219,6 +1224,8 @@ def _default_branch(facts: DockerFacts, step: Step, state: TorchState | None, na
     if state is not None:
         kept = state.ships | state.installed
         maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
+    if name in facts.env.cuda_extensions or name in TORCH_AND_COMPANIONS:
+        return None  # compiled against torch: its wheels ask for the torch they were built with, its source for less
     cands = tuple(dependents.candidates(name, best, None, python, machine, kept, maybe, source=True) or ())
     if not cands or any(c.torch is None for c in cands):
         return None

@@ -18,8 +18,11 @@ from wheeldoc.core.torchbuild import (Build, classify_index, classify_local, is_
                                  library_cuda_major)
 
 TORCH_FAMILY = ("torch", "torchvision", "torchaudio")
-# Python bindings to the driver API: they carry no CUDA runtime of their own.
-_BINDINGS = frozenset({"cuda-bindings", "cuda-python", "cuda-pathfinder", "cuda-core"})
+# Python bindings to the driver API: they carry no CUDA runtime of their own; nor do the CuTe DSL
+# compiler libraries nvidia-cutlass-dsl requires whatever its extra (their shared objects link libc,
+# libdl, libm, librt and libpthread only: `readelf -d` on the 4.6.0 wheels, docs/real-world-precision-scan.md).
+_BINDINGS = frozenset({"cuda-bindings", "cuda-python", "cuda-pathfinder", "cuda-core",
+                       "nvidia-cutlass-dsl-libs-cu12", "nvidia-cutlass-dsl-libs-cu13"})
 
 
 @dataclass

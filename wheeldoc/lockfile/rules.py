@@ -244,7 +244,9 @@ def mixed_cuda(facts: LockFacts, ctx: Context) -> Iterator[Finding]:
     torchaudio (their local tags `+cu128` / `+cpu`, or a PyPI CUDA build beside a `+cpu` torch),
     and the CUDA library packages (`nvidia-*-cu12` beside a CUDA 13 torch, `cupy-cuda13x` or
     `jax-cuda13-plugin` beside a CUDA 12 torch). Local tags that are not torch variants, such as
-    PyG's `+pt24cu121`, are not compared. In a universal uv.lock each environment is judged; a
+    PyG's `+pt24cu121`, are not compared; nor are packages that carry no CUDA runtime (the driver
+    API bindings `cuda-python`/`cuda-bindings`, the CuTe DSL compiler libraries
+    `nvidia-cutlass-dsl-libs-cu12`/`-cu13`). In a universal uv.lock each environment is judged; a
     mix that only a combination of several extras/groups produces (neither the default
     environment nor any one of them alone has it) is a warning that the project leaves that
     combination undeclared, and its fix is a `[tool.uv] conflicts` entry naming them.
