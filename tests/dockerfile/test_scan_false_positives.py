@@ -162,3 +162,38 @@ def test_wd409_control_force_cuda_pytorch3d_clone(check) -> None:
     text = TORCHSERVE.replace("pytorch/serve.git && cd serve && export USE_CUDA=1",
                               "facebookresearch/pytorch3d.git && cd pytorch3d && export FORCE_CUDA=1")
     assert loud(check(text), "WD409")
+
+
+# -- found when the scan ran again after the fixes ------------------------------------------------
+
+def test_wd401_a_filtered_wheel_listing_compiles_nothing_and_flashinfer_is_asked_of_flashinfer_only(check) -> None:
+    """`$(ls /wheels/*.whl | grep -v flashinfer_cubin)` lists wheels; a `uv build .` of a tree wheeldoc
+    cannot name is not asked FlashInfer's own variable (pastoriomarco/NemoClaw-Thor, second run)."""
+    text = """
+        FROM nvidia/cuda:13.0.1-devel-ubuntu24.04 AS fi
+        ARG FLASHINFER_CUDA_ARCH_LIST=11.0a
+        RUN pip install torch
+        FROM nvidia/cuda:13.0.1-devel-ubuntu24.04 AS build
+        ENV TORCH_CUDA_ARCH_LIST=11.0a
+        RUN pip install torch && uv build --no-build-isolation --wheel . --out-dir=/wheels
+        FROM nvidia/cuda:13.0.1-devel-ubuntu24.04
+        RUN --mount=type=bind,from=build,source=/wheels,target=/wheels uv pip install --system $(ls /wheels/*.whl | grep -v cubin)
+    """
+    assert loud(check(text), "WD401") == []
+
+
+def test_wd405_a_pure_python_editable_install_compiles_nothing(check) -> None:
+    """`pip install -e .` of a project whose setup.py and pyproject.toml name no extension: no nvcc
+    runs, whatever torch is there (mwaykole/vdiff, second run); with a CUDAExtension it is judged."""
+    text = """
+        FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
+        RUN pip install torch==2.14.1
+        WORKDIR /build
+        COPY . .
+        RUN pip install -e .
+    """
+    pure = {"setup.py": "from setuptools import setup, find_packages\nsetup(packages=find_packages())\n",
+            "pyproject.toml": "[project]\nname = 'x'\nversion = '1'\n"}
+    assert loud(check(text, files=pure), "WD405") == []
+    native = {**pure, "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"}
+    assert loud(check(text, files=native), "WD405")

@@ -817,12 +817,12 @@ def _requirement(spec: str) -> Requirement | None:
     return Requirement(normalize(m[1]), rest, spec)
 
 
-_WHEEL_LISTING = re.compile(r"^(?:\$\(|`)\s*(?:ls|find|echo)\s[^)`]*\.whl['\"]?\s*(?:\)|`)$")
+_WHEEL_LISTING = re.compile(r"^(?:\$\(|`)\s*(?:ls|find|echo)\s[^)`]*\.whl[^)`]*(?:\)|`)$")
 
 
 def _lists_wheels(spec: str) -> bool:
-    """`$(ls /wheels/*.whl)` (or `find … -name '*.whl'`, backquotes): a command substitution that
-    prints wheel files, which install without compiling anything."""
+    """`$(ls /wheels/*.whl)` (or `find … -name '*.whl'`, a `| grep -v …` filter, backquotes): a
+    command substitution that prints wheel files, which install without compiling anything."""
     return bool(_WHEEL_LISTING.match(spec.strip()))
 
 

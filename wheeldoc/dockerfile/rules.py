@@ -6,6 +6,7 @@ Facts come from `wheeldoc.dockerfile.facts.DockerFacts`; edits from `dockerfix`.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -115,10 +116,8 @@ def _reads(facts: DockerFacts, step: Step, var: ToolVar) -> bool:
         if step.build is None or _cuda_build_skipped(step) or not _compiles_native(facts, step):
             return False
         only = _PROJECT_VARIABLES.get(min(var.names))
-        if only is not None:
-            project = _build_project(facts, step)
-            if project is not None and project not in only:
-                return False  # another project's variable
+        if only is not None and _build_project(facts, step) not in only:
+            return False  # that project's own variable: asked only of a build known to be that project
         if set(var.names) & _CMAKE_ARCHS and facts.var(step, "TORCH_CUDA_ARCH_LIST") is not None:
             return False  # the build has its architecture list already
         return True
@@ -1199,7 +1198,8 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     `wheeldoc/data/torch.json`; a warning when that rests on the newest release of an unpinned
     package), or the torch of a `pytorch/pytorch` devel image. An isolated source build (no
     `--no-build-isolation`) whose own requirements move torch (a clone of vLLM's default branch)
-    compiles against the torch they resolve to; one of a repository whose [build-system] requires
+    compiles against the torch they resolve to (a local project whose setup.py and pyproject.toml,
+    read from the build context, name no extension or native build tool compiles nothing); one of a repository whose [build-system] requires
     torch (causal-conv1d, mamba: `wheeldoc/data/extension_builds.json`, forced to compile) against
     PyPI's newest torch those admit, which pip's build environment installs. The image's CUDA comes from the
     base-image table (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
@@ -1225,7 +1225,7 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     """
     reported: set[tuple[int, str]] = set()
     for step in facts.steps:
-        if step.build is None:
+        if step.build is None or _compiles_nothing(facts, step):
             continue
         root = facts.graph.root(step.stage)
         img = None if root.base_unknown else facts.base_image(root.base)
@@ -1946,6 +1946,35 @@ def _compiles_native(facts: DockerFacts, step: Step) -> bool:
     if _cuda_build_evidence(facts, step):
         return True
     return step.install is not None and step.install.no_build_isolation and facts.uses_torch
+
+
+_NATIVE_BUILD = re.compile(r"ext_modules|Extension\b|cpp_extension|build_ext|cmake|CMake|meson|scikit[-_]build|"
+                           r"setuptools[-_]rust|maturin|nvcc|\.cu\b|pybind11|cython|Cython")
+
+
+def _compiles_nothing(facts: DockerFacts, step: Step) -> bool:
+    """A local project (`pip install -e .`, `pip install ./pkg`) whose setup.py and pyproject.toml,
+    read from the build context, name no extension module or native build tool: a pure-Python
+    package, it compiles nothing. False when either file cannot be read, or the install builds
+    anything else (a VCS URL, an sdist, `--no-binary`)."""
+    inst = step.install
+    if inst is None or not (inst.packages or inst.editables):
+        return False
+    from wheeldoc.dockerfile.context import split_extras
+
+    for spec in (*inst.packages, *inst.editables):
+        if spec.endswith(".whl") or not spec.startswith((".", "/")):
+            return False
+        root = facts.abs_path(step.ins, split_extras(spec)[0])
+        if root is None:
+            return False
+        texts = [facts.file_text(step, posixpath.join(root, name)) for name in ("setup.py", "pyproject.toml")]
+        read = [t[0] for t in texts if t is not None]
+        if any(t is not None and t[0] is None for t in texts) or not read:
+            return False  # copied in but not readable here, or neither file known
+        if any(_NATIVE_BUILD.search(text) for text in read):
+            return False
+    return True
 
 
 def _cuda_build_evidence(facts: DockerFacts, step: Step) -> tuple[str, ...]:
