@@ -197,3 +197,19 @@ def test_wd405_a_pure_python_editable_install_compiles_nothing(check) -> None:
     assert loud(check(text, files=pure), "WD405") == []
     native = {**pure, "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"}
     assert loud(check(text, files=native), "WD405")
+
+
+def test_wd409_a_pure_python_local_project_needs_no_arch_list(check) -> None:
+    """A CUDA switch set for a local project whose setup.py and pyproject.toml name no extension:
+    nothing is compiled, no architecture list is needed; with a CUDAExtension it is judged."""
+    text = """
+        FROM nvidia/cuda:12.1.0-devel-ubuntu22.04
+        RUN pip install torch==2.5.1
+        WORKDIR /app
+        COPY . .
+        RUN FORCE_CUDA=1 pip install -e .
+    """
+    pure = {"setup.py": "from setuptools import setup\nsetup(name='x')\n", "pyproject.toml": "[project]\nname = 'x'\n"}
+    assert loud(check(text, files=pure), "WD409") == []
+    native = {**pure, "setup.py": "from torch.utils.cpp_extension import CUDAExtension\n"}
+    assert loud(check(text, files=native), "WD409")

@@ -1766,7 +1766,8 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
     is WD401's case). A RUN that asks for a GPU (`RUN --device=…`) is left alone, and so is a base
     image that sets the list (NGC PyTorch does; its value is not published, so it counts as set);
     a base image the table does not know may set it (jetson-containers' torch images do): an info
-    there, never more; and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2,
+    there, never more; a local project whose setup.py and pyproject.toml (read from the build
+    context) name no extension or native build tool compiles nothing; and a project that compiles CUDA code only with FORCE_CUDA=1 or a visible GPU (detectron2,
     torch-scatter, torch-sparse) unless FORCE_CUDA=1 (or FORCE_ONLY_CUDA=1) is in effect. The project compiled is the one the command builds from
     source (a VCS URL, a local path, an sdist, an editable); a bare name beside it comes from the
     index like any dependency, unless `--no-binary` asks for source.
@@ -1803,8 +1804,8 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
                 continue  # no GPU during docker build and no FORCE_CUDA=1: it compiles no CUDA code
         elif known is not None and known["arch_source"] != "torch-default":
             continue  # the project chooses its own architectures, or compiles no CUDA code
-        if _cuda_build_skipped(step):
-            continue
+        if _cuda_build_skipped(step) or (known is None and _compiles_nothing(facts, step)):
+            continue  # switched off, or a local project whose setup.py / pyproject.toml name no native build
         evidence = _cuda_build_evidence(facts, step)
         switch = any(e.startswith("switch") for e in evidence)
         if known is None and not switch and not (step.install is not None and step.install.no_build_isolation
@@ -1940,9 +1941,12 @@ def _env_value(facts: DockerFacts, step: Step, name: str) -> str | None:
 def _compiles_native(facts: DockerFacts, step: Step) -> bool:
     """Whether a source build compiles native code, on the evidence WD409 takes: a known CUDA
     extension, a CUDA build switch, nvcc in the base image, or a `--no-build-isolation` build in
-    a file that installs torch (a pure-Python `git+` install compiles nothing)."""
+    a file that installs torch (a pure-Python `git+` install compiles nothing, nor does a local
+    project whose setup.py and pyproject.toml in the build context name no native build)."""
     if _extension_name(facts, step) is not None or _build_project(facts, step) in _extension_builds():
         return True
+    if _compiles_nothing(facts, step):
+        return False  # a local project whose setup.py and pyproject.toml name no native build
     if _cuda_build_evidence(facts, step):
         return True
     return step.install is not None and step.install.no_build_isolation and facts.uses_torch
