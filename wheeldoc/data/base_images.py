@@ -248,17 +248,25 @@ def _python_by(table: dict, groups: dict) -> tuple[str | None, str]:
     return None, ""
 
 
-def _newest_release(package: str) -> str | None:
-    """The newest final release of `package` in the torch-pin table."""
+def newest_release(releases, within: str | None = None) -> str | None:
+    """The newest final release among `releases` (versions as written: a torch-pin table's release
+    keys) that `within` (a specifier) admits; None when none does or `within` is not a specifier."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
+    try:
+        allowed = SpecifierSet(within) if within else None
+    except InvalidSpecifier:
+        return None
     best = None
-    for v in (torch_pins().get(package) or {}).get("releases", {}):
+    for v in releases:
         try:
             ver = Version(v)
         except InvalidVersion:
             continue
-        if not ver.is_prerelease and (best is None or ver > best[0]):
+        if ver.is_prerelease or (allowed is not None and not allowed.contains(ver)):
+            continue
+        if best is None or ver > best[0]:
             best = (ver, v)
     return best[1] if best else None
 
@@ -314,7 +322,7 @@ def base_image(ref: str) -> BaseImage | None:
                 # a moving tag (`latest`): the newest release at build time, so at least the newest in the
                 # table, whose exact torch pin is then a floor (a later release does not pin an older torch)
                 pkg = version[len("newest-pin-of:"):]
-                newest = _newest_release(pkg)
+                newest = newest_release((torch_pins().get(pkg) or {}).get("releases", {}))
                 spec, _ = torch_requirement(pkg, newest) if newest else (None, False)
                 version = None
                 if spec and spec.startswith("==") and "," not in spec:

@@ -908,11 +908,7 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
     inst = step.install
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else "a version not known here")
     ships = sorted(state.ships) if state.ships_known else []
-    family = set(ts._names(facts, step)[0]) & ts.COMPANIONS
-    for f in inst.requirements if inst is not None else ():
-        rf = facts.requirements(step, f)
-        family |= {r.name for r in (rf.requirements if rf is not None else ()) if r.name in ts.COMPANIONS}
-    if family:
+    if _companions_named(facts, step):
         # torch replaced with its companions in one install: the torch stack is managed on purpose
         return None
     if not from_base:
@@ -936,6 +932,18 @@ def _pinned_over_base(facts: DockerFacts, step: Step, state, version: str | None
     )
 
 
+def _companions_named(facts: DockerFacts, step: Step) -> set[str]:
+    """The torch companions (torchvision, torchaudio) an install names, on its command line or in its
+    requirements files."""
+    from wheeldoc.dockerfile import torch_state as ts
+
+    family = set(ts._names(facts, step)[0]) & ts.COMPANIONS
+    for f in step.install.requirements if step.install is not None else ():
+        rf = facts.requirements(step, f)
+        family |= {r.name for r in (rf.requirements if rf is not None else ()) if r.name in ts.COMPANIONS}
+    return family
+
+
 def _from_wheelhouse(facts: DockerFacts, step: Step, state, builder: Step, version: str | None, got) -> Finding | None:
     """`pip install /wheels/*` over a torch, where `pip wheel -w /wheels` (here or in a builder stage)
     resolved its requirements as if nothing were installed: the folder holds the newest torch they
@@ -947,11 +955,7 @@ def _from_wheelhouse(facts: DockerFacts, step: Step, state, builder: Step, versi
                                                             for v in picks):
         return None  # the same release (or one the image's torch may be)
     shown = " to ".join(sorted(picks, key=lambda v: v != got.oldest)) if len(picks) > 1 and got else version
-    family = set(ts._names(facts, builder)[0]) & ts.COMPANIONS
-    for f in builder.install.requirements if builder.install is not None else ():
-        rf = facts.requirements(builder, f)
-        family |= {r.name for r in (rf.requirements if rf is not None else ()) if r.name in ts.COMPANIONS}
-    if family and ts._named_torch(facts, builder)[2]:
+    if _companions_named(facts, builder) and ts._named_torch(facts, builder)[2]:
         return None  # torch and its companions pinned together on purpose: the torch stack is chosen there
     have = state.version or ("a pre-release build (X.Ya0+git…)" if state.prerelease else
                              f"of series {'.'.join(state.lowest.split('.')[:2])} to {state.highest}"
@@ -1865,6 +1869,17 @@ def _extension_builds() -> dict:
     return json.loads((Path(data.__file__).parent / "extension_builds.json").read_text())["projects"]
 
 
+def _url_project(spec: str) -> tuple[str, bool]:
+    """(the project a URL spec names, by its repository or file name; whether it names a ref):
+    `git+https://github.com/org/vllm.git@v0.9.1#egg=vllm` -> ("vllm", True)."""
+    path = spec.split(" @ ", 1)[-1].split("#", 1)[0].removeprefix("git+").split("://", 1)[-1]
+    at_ref = "@" in path.split("/", 1)[-1]
+    if at_ref:
+        path = path.rsplit("@", 1)[0]
+    name = normalize(path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+    return normalize(re.split(r"[=<>!~\[ ]", name, 1)[0]), at_ref
+
+
 def _build_project(facts: DockerFacts, step: Step) -> str | None:
     """The project a build compiles: a named package, a VCS URL or a clone in the same RUN."""
     from wheeldoc.dockerfile import torch_state as ts
@@ -1880,12 +1895,7 @@ def _build_project(facts: DockerFacts, step: Step) -> str | None:
             if g is not None:
                 return normalize(g)
             continue
-        url = spec.split(" @ ", 1)[-1].split("#", 1)[0].removeprefix("git+")
-        path = url.split("://", 1)[-1]
-        if "@" in path.split("/", 1)[-1]:
-            path = path.rsplit("@", 1)[0]
-        n = normalize(path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
-        n = normalize(re.split(r"[=<>!~\[ ]", n, 1)[0])
+        n = _url_project(spec)[0]
         if n in builds:
             return n
     if step.argv and re.match(r"python[0-9.]*$", step.argv[0].rsplit("/", 1)[-1]):
@@ -1912,9 +1922,7 @@ def _build_env_torch(facts: DockerFacts, step: Step):
             g = ts.git_clone(step, spec, facts)
             name, at_ref = (normalize(g[0]), g[1]) if g else (None, True)
         elif "git+" in spec:
-            path = spec.split(" @ ", 1)[-1].split("#", 1)[0].removeprefix("git+").split("://", 1)[-1]
-            at_ref = "@" in path.split("/", 1)[-1]
-            name = normalize(path.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"))
+            name, at_ref = _url_project(spec)
         else:
             continue
         known = builds.get(name or "", {}).get("build_torch")
@@ -1961,6 +1969,13 @@ def _compiles_nothing(facts: DockerFacts, step: Step) -> bool:
     read from the build context, name no extension module or native build tool: a pure-Python
     package, it compiles nothing. False when either file cannot be read, or the install builds
     anything else (a VCS URL, an sdist, `--no-binary`)."""
+    memo: dict[int, bool] = facts.__dict__.setdefault("_compiles_nothing", {})
+    if step.index not in memo:
+        memo[step.index] = _reads_no_native_build(facts, step)
+    return memo[step.index]
+
+
+def _reads_no_native_build(facts: DockerFacts, step: Step) -> bool:
     inst = step.install
     if inst is None or not (inst.packages or inst.editables):
         return False

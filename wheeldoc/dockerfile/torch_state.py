@@ -954,28 +954,6 @@ class _NoVar:
 _NOVAR = _NoVar()
 
 
-def _newest(rel: dict, within: str | None) -> str | None:
-    """The newest final release in the table, among those `within` (a specifier) admits."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        allowed = SpecifierSet(within) if within else None
-    except InvalidSpecifier:
-        return None
-    best = None
-    for v in rel:
-        try:
-            ver = Version(v)
-        except InvalidVersion:
-            continue
-        if ver.is_prerelease or (allowed is not None and not allowed.contains(ver)):
-            continue
-        if best is None or ver > best[0]:
-            best = (ver, v)
-    return best[1] if best else None
-
-
 def requirements(facts: DockerFacts, step: Step, state: TorchState | None = None) -> list[Requirement]:
     """The torch requirements an install brings, as far as the tables know them: from the
     command line, from the requirements files it names (`-r`) and from the pyproject.toml of a
@@ -1034,7 +1012,7 @@ def _cloned_requirement(facts: DockerFacts, step: Step, path: str) -> Requiremen
     and the default branch it clones is at least as new as the newest release. Its torch
     requirement is taken as the newest release's, but only when that has no upper bound (then any
     torch floor the clone asks for resolves to the same newest torch); `sure` is False: assumed."""
-    from wheeldoc.data.base_images import release_torch, torch_pins
+    from wheeldoc.data.base_images import newest_release, release_torch, torch_pins
 
     got = facts.clone_at(step, path)
     if got is None or got[3]:
@@ -1044,7 +1022,7 @@ def _cloned_requirement(facts: DockerFacts, step: Step, path: str) -> Requiremen
     pins = torch_pins()
     if name not in pins:
         return None
-    best = _newest(pins[name]["releases"], None)
+    best = newest_release(pins[name]["releases"])
     spec = release_torch(pins[name]["releases"][best]) if best else None
     if not spec or _UPPER.search(spec):
         return None
@@ -1086,7 +1064,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
          from_file: bool = False) -> Requirement | None:
     """The torch requirement one requirement brings (`vllm==0.9.1`, a wheel path, a VCS URL, a
     line of a requirements file), or None when the tables do not know it."""
-    from wheeldoc.data.base_images import release_torch, torch_pins, torch_requirement
+    from wheeldoc.data.base_images import newest_release, release_torch, torch_pins, torch_requirement
 
     pins = torch_pins()
     upgrade = _upgrade(step)
@@ -1157,10 +1135,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
         # there (from PyPI) asks for another torch too, so either way pip/uv replace it
         sure = True
     spec_t, exact = torch_requirement(name, version)
-    kept = maybe = frozenset()
-    if state is not None:
-        kept = state.ships | state.installed
-        maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
+    kept, maybe = _kept_maybe(state)
     cands = () if vcs else tuple(dependents.candidates(name, version, within, python, machine, kept, maybe) or ())
     per_machine = _per_machine(cands, machine, lambda m: dependents.candidates(name, version, within, python, m,
                                                                                kept, maybe))
@@ -1170,7 +1145,7 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
             c = cands[-1]
             newest = (c.release, ",".join(x for x in (t[1] for t in c.torch) if x))
         else:
-            best = _newest(pins[name]["releases"], within)
+            best = newest_release(pins[name]["releases"], within)
             if best is None and within:
                 return None  # no release in the table matches the range
             if best is not None:
@@ -1183,8 +1158,22 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
         tree = (f"a clone of {name}'s default branch" if spec.startswith((".", "/")) else
                 f"{name} from its repository's default branch")
     return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
-                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python),
+                       python=_python_words(python),
                        source_tree=tree, tool=step.tool, per_machine=per_machine)
+
+
+def _kept_maybe(state: TorchState | None) -> tuple[frozenset[str], frozenset[str]]:
+    """(packages already in the image, which pip/uv keep; torch companions that may be there, not
+    known) before an install."""
+    if state is None:
+        return frozenset(), frozenset()
+    kept = state.ships | state.installed
+    return kept, (COMPANIONS - kept if (not state.ships_known or state.others) else frozenset())
+
+
+def _python_words(python) -> str | None:
+    """The image's Python as a Requirement records it: "3.11", "one of 3.10, 3.11", or None."""
+    return python if isinstance(python, str) or python is None else "one of " + ", ".join(python)
 
 
 def _per_machine(cands: tuple, machine: str | None, pick) -> tuple:
@@ -1211,21 +1200,17 @@ def _default_branch(facts: DockerFacts, step: Step, state: TorchState | None, na
     newest release's torch floor (an exact pin read as a floor), and its dependencies with no upper
     bound, each taken at its newest release. Upper bounds and capped dependencies may have moved
     on the branch: not judged."""
-    from wheeldoc.data.base_images import torch_pins
+    from wheeldoc.data.base_images import newest_release, torch_pins
     from wheeldoc.dockerfile import dependents
 
-    rels = torch_pins()[name]["releases"]
-    best = _newest(rels, None)
+    if name in facts.env.cuda_extensions or name in TORCH_AND_COMPANIONS:
+        return None  # compiled against torch: its wheels ask for the torch they were built with, its source for less
+    best = newest_release(torch_pins()[name]["releases"])
     if best is None:
         return None
     python = dependents.image_pythons(facts, step, state)
     machine = facts.platform(step.stage)
-    kept = maybe = frozenset()
-    if state is not None:
-        kept = state.ships | state.installed
-        maybe = COMPANIONS - kept if (not state.ships_known or state.others) else frozenset()
-    if name in facts.env.cuda_extensions or name in TORCH_AND_COMPANIONS:
-        return None  # compiled against torch: its wheels ask for the torch they were built with, its source for less
+    kept, maybe = _kept_maybe(state)
     cands = tuple(dependents.candidates(name, best, None, python, machine, kept, maybe, source=True) or ())
     if not cands or any(c.torch is None for c in cands):
         return None
@@ -1238,7 +1223,7 @@ def _default_branch(facts: DockerFacts, step: Step, state: TorchState | None, na
                        f"newest release in the table: its torch floor and its uncapped dependencies hold)",
                        source=f"the METADATA of {name} {best} on PyPI (wheeldoc/data/torch_pins.json.gz), floors "
                               f"only, for the branch", candidates=cands,
-                       python=python if isinstance(python, str) or python is None else "one of " + ", ".join(python),
+                       python=_python_words(python),
                        source_tree=tree, tool=step.tool, per_machine=per_machine)
 
 
