@@ -111,7 +111,8 @@ def test_a_release_with_an_entry_answers_torch_python_cuda():
     assert "rel_20-12" in img.source and "Python 3.8" in img.source
     img = base_image("nvcr.io/nvidia/pytorch:23.03-py3")
     assert img.torch.version == "2.0.0a0+1767026" and img.cuda == (12, 1)
-    assert img.python is None  # not found in a readable copy of the notes: unknown
+    # not found in a readable copy of its notes: 22.12 and 23.04 on either side both say Python 3.8
+    assert img.python == "3.8" and "as for 22.12 and 23.04 on either side" in img.source
 
 
 def test_releases_read_from_other_sources_answer_their_facts():
@@ -123,14 +124,33 @@ def test_releases_read_from_other_sources_answer_their_facts():
     img = base_image("nvcr.io/nvidia/pytorch:25.02-py3")
     assert img.python == "3.12" and img.cuda == (12, 8)  # "12.8.0.38": a build number after the patch level
     img = base_image("nvcr.io/nvidia/pytorch:25.05-py3")  # only the torch build was found
-    assert img.torch.version == "2.8.0a0+5228986c39" and img.python is None and img.cuda is None
+    assert img.torch.version == "2.8.0a0+5228986c39" and img.cuda is None
+    assert img.python == "3.12"  # as 25.04 and 25.06 on either side
     assert "Jetson compatibility table" in img.torch.via
 
 
-def test_a_release_without_an_entry_keeps_the_date_bound():
+def test_a_release_without_an_entry_keeps_the_date_bound_and_its_read_neighbours():
     img = base_image("nvcr.io/nvidia/pytorch:21.06-py3")
-    assert img.torch.version is None and img.torch.highest_series is not None
-    assert img.python is None and img.cuda is None
+    assert img.torch.version is None and img.torch.highest_series is not None and img.cuda is None
+    # NGC's builds only move up: at least the build of the nearest read release before it
+    assert img.torch.lowest == "1.8.0a0+1606899" and "the build of release 20.12" in img.torch.via
+    assert img.python == "3.8"  # 20.12 and 21.09 on either side both say 3.8
+    # a later read release caps the series below the date bound
+    img = base_image("nvcr.io/nvidia/pytorch:25.07-py3")
+    assert (img.torch.lowest, img.torch.highest_series) == ("2.8.0a0+5228986c39", "2.8")
+    assert "as release 25.08 ships 2.8.0a0+34c6371d24" in img.torch.via
+
+
+def test_a_release_between_different_pythons_lies_between_them():
+    img = base_image("nvcr.io/nvidia/pytorch:20.11-py3")  # 20.10 says 3.6, 20.12 says 3.8
+    assert img.python is None and img.pythons == ("3.6", "3.7", "3.8")
+
+
+def test_a_release_after_every_read_one_has_no_python_and_no_cap_from_them():
+    img = base_image("nvcr.io/nvidia/pytorch:27.01-py3")
+    assert img.python is None and img.pythons == ()
+    newest = max(t for t, r in _ngc_row()["releases"].items() if r.get("torch"))
+    assert img.torch.lowest == _ngc_row()["releases"][newest]["torch"]
 
 
 def test_python_tags_answer_their_python():

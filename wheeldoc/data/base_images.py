@@ -292,6 +292,25 @@ def _python_between(table: dict, groups: dict) -> tuple[str, ...]:
     return tuple(f"{major}.{m}" for m in range(a, b + 1)) if a <= b else ()
 
 
+def _read_torch_around(releases: dict, tag: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """(release, torch build) of the nearest releases before and after `tag` whose torch was read."""
+    read = [t for t, rel in releases.items() if rel.get("torch")]  # YY.MM sorts as text
+    below, above = [t for t in read if t < tag], [t for t in read if t > tag]
+    return ((max(below), releases[max(below)]["torch"]) if below else None,
+            (min(above), releases[min(above)]["torch"]) if above else None)
+
+
+def _series(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def _release_pythons(row: dict) -> dict:
+    """A per-release row's read Pythons as a `python_by` table keyed by release (YY.MM)."""
+    values = {tag: {"python": rel["python"], "source": f"release {tag}: {rel['source']}", "quote": rel["quote"]}
+              for tag, rel in row["releases"].items() if rel.get("python")}
+    return {"group": "release", "values": values}
+
+
 def base_image(ref: str) -> BaseImage | None:
     ref = ref.strip()
     for row in _rows():
@@ -348,9 +367,18 @@ def base_image(ref: str) -> BaseImage | None:
                 via = f"{row['name']} {g['YY']}.{g['MM']}: torch {version} ({read})"
             elif version is None and t.get("prerelease") and "YY" in g:
                 highest = dated_series_bound(int(g["YY"]), int(g["MM"]))
+                via = f"{row['name']}: a pre-release build"
                 if highest:
-                    via = (f"{row['name']}: a pre-release build of series {highest} at most (the image is dated "
-                           f"20{g['YY']}-{g['MM']}; torch_pins.json dates each torch series on PyPI)")
+                    via = (f"{via} of series {highest} at most (the image is dated 20{g['YY']}-{g['MM']}; "
+                           "torch_pins.json dates each torch series on PyPI)")
+                # NGC's builds only move up from release to release: the read neighbours bound this one
+                below, above = _read_torch_around(row.get("releases") or {}, f"{g['YY']}.{g['MM']}")
+                if below:
+                    lowest = below[1]
+                    via = f"{via}; at least {below[1]}, the build of release {below[0]}"
+                if above and (highest is None or _series_key(_series(above[1])) < _series_key(highest)):
+                    highest = _series(above[1])
+                    via = f"{via}; of series {highest} at most, as release {above[0]} ships {above[1]}"
             torch = BaseTorch(version, t.get("prerelease"), via, lowest, highest)
         constraint = None
         pc = row.get("pip_constraint")
@@ -373,6 +401,14 @@ def base_image(ref: str) -> BaseImage | None:
             cuda = cuda or _cuda(rel.get("cuda"))
             python = python or _python(rel.get("python"))
             source = f"{source}; release {g['YY']}.{g['MM']}: {rel['source']}: {rel['quote']}"
+        if python is None and row.get("releases") and "YY" in g:
+            # a release whose Python was not read: its read neighbours (the images' Python only moves up)
+            table = _release_pythons(row)
+            python, said = _python_by(table, {"release": f"{g['YY']}.{g['MM']}"})
+            if said:
+                source = f"{source}; {said}"
+            else:
+                between = _python_between(table, {"release": f"{g['YY']}.{g['MM']}"})
         return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
                          ships=None if ships is None else frozenset(ships), python=python, pythons=between)
     return None
