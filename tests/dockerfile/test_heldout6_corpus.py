@@ -37,12 +37,13 @@ def test_heldout6_labels_cover_the_corpus() -> None:
 
 @pytest.mark.slow
 def test_heldout6_numbers(measured: dict) -> None:
-    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (6, 4, 0, 2)
+    assert (measured["defects"], measured["tp"], measured["fp"], measured["miss"]) == (6, 5, 0, 1)
     per_rule = {rule: (v["tp"], v["fp"], v["miss"]) for rule, v in measured["per_rule"].items() if any(
         (v["tp"], v["fp"], v["miss"]))}
-    assert per_rule == {"WD403": (2, 0, 2), "WD405": (2, 0, 0)}
+    assert per_rule == {"WD403": (3, 0, 1), "WD405": (2, 0, 0)}
     assert measured["clean_files_with_findings"] == []
-    assert missed(measured) == ["ilab-linux-cuda-oci__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]
+    assert missed(measured) == ["spihtter__Dockerfile/Dockerfile"]
     found = sorted(line.split()[2].split(":")[0] for line in measured["details"] if line.startswith("TP"))
-    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile", "mttl__Dockerfile/Dockerfile",
+    assert found == ["cs674-dreambooth__Dockerfile/Dockerfile", "ilab-linux-cuda-oci__Dockerfile/Dockerfile",
+                     "mttl__Dockerfile/Dockerfile",
                      "spihtter__Dockerfile/Dockerfile", "spihtter__Dockerfile/Dockerfile"]

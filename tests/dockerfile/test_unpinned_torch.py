@@ -35,8 +35,10 @@ def test_the_venv_pip_by_path_and_an_activated_venv(wd403):
     """) == [(2, "error")]
 
 
-def test_no_python_known_no_judgement(wd403):
-    assert wd403(VENV.replace("python3.12 -m venv", "python3 -m venv")) == []
+def test_no_python_known_judged_per_python(wd403):
+    # vllm 0.12.0 (Python 3.10 on) pins torch==2.9.0; for each of those Pythons the cu130 index's
+    # newest torch is later: replaced, whichever Python the venv has
+    assert wd403(VENV.replace("python3.12 -m venv", "python3 -m venv")) == [(5, "error")]
 
 
 def test_an_older_pin_on_an_old_cuda_index_is_still_replaced(wd403):

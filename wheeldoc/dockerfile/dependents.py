@@ -487,6 +487,15 @@ def _admits_range(specs, state) -> bool:
     return True
 
 
+def for_python(state, python: str | None):
+    """The torch in the image as it is for one Python: an unpinned torch on an image whose Python is
+    not known (`state.by_python`) is, for that Python, the newest release the table knows or a later one."""
+    from dataclasses import replace
+
+    floor = dict(state.by_python).get(python) if python and state.by_python else None
+    return replace(state, lowest=floor, by_python=()) if floor else state
+
+
 def verdict(cands, state, tool: str | None = None) -> bool | None:
     """False when every candidate release fails to admit the torch in the image, True when every
     one admits it, else None. A requirement through a dependency at its newest release moves torch
@@ -498,9 +507,10 @@ def verdict(cands, state, tool: str | None = None) -> bool | None:
         if c.torch is None:
             got.append(None)
             continue
+        st = for_python(state, c.python)
         vs = []
         for i, (_, spec, picked) in enumerate(c.torch):
-            v = None if spec is None else admits(spec, state, picked is True)
+            v = None if spec is None else admits(spec, st, picked is True)
             if v is False and (picked == "conditional" or (tool == "uv" and i > 0 and picked is True)):
                 v = None  # a marker not decided here / uv's choice between the dependency and the torch there
             vs.append(v)

@@ -681,8 +681,6 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
         )
 
 
-_TORCH_BASE_HINT = re.compile(r"torch|vllm|sglang|nemo|deepspeed|lightning|huggingface|diffusers|transformers",
-                              re.IGNORECASE)
 
 
 def _unknown_base_note(facts: DockerFacts, step: Step, root, base: str, seen: set | None) -> Finding | None:
@@ -699,7 +697,7 @@ def _unknown_base_note(facts: DockerFacts, step: Step, root, base: str, seen: se
     if not (needs or unknown or missing):
         return None
     seen.add(root.index)
-    hint = "" if root.base_unknown or not _TORCH_BASE_HINT.search(root.base.rsplit("/", 1)[-1]) else \
+    hint = "" if root.base_unknown or not ts.TORCH_BASE_HINT.search(root.base.rsplit("/", 1)[-1]) else \
         " (its name suggests it ships torch)"
     what = ", ".join((needs + unknown)[:3] or missing[:3])
     return Finding(
@@ -747,6 +745,11 @@ def _unknown_base(facts: DockerFacts, step: Step, state, seen: set | None = None
         data={"stage": step.stage.label, "package": r.package, "package_version": r.version,
               "torch_required": r.spec, "torch_installed": None, "base_known": False, "known": False},
     )
+
+
+def _base_not_in_table(facts: DockerFacts, step: Step) -> bool:
+    root = facts.graph.root(step.stage)
+    return not root.base_unknown and not root.is_scratch and facts.base_image(root.base) is None
 
 
 def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | None:
@@ -805,6 +808,7 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                               ("" if '.'.join(state.lowest.split('.')[:2]) == state.highest else f" to {state.highest}")
                               + (" (which release, the image's tag does not say)" if state.where.startswith("the base")
                                  else " (which release, not known here)")) if state.lowest and state.highest else
+                             "the newest release for the image's Python" if state.by_python else
                              "a version not known here")
     if r.candidates:
         from wheeldoc.dockerfile import dependents
@@ -830,6 +834,12 @@ def _replaced(facts: DockerFacts, step: Step, state, ctx: Context) -> Finding | 
                    f"{later} afterwards on purpose, so the stage ends with the torch chosen there.")
     elif bad:
         severity = Severity.ERROR
+        if state.by_python and _base_not_in_table(facts, step):
+            from dataclasses import replace
+
+            severity = Severity.WARNING  # it rests on the base image, not in the table, having had no torch
+            state = replace(state, where=f"{state.where}, taking the base image (not in the base-image table, its "
+                                         f"name suggests no torch) to have had none")
         if pip_constraint:
             outcome = (f"pip refuses to resolve it ({pip_constraint} pins the image's torch): the build fails, or "
                        f"works only once that constraint is cleared, and then torch is replaced")

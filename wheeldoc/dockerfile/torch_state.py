@@ -29,6 +29,11 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(.*)$"
 SOURCE_PINS_EXACT = frozenset({"vllm"})
 
 
+# a base image name that suggests a torch inside (for a base the table does not know)
+TORCH_BASE_HINT = re.compile(r"torch|vllm|sglang|nemo|deepspeed|lightning|huggingface|diffusers|transformers",
+                             re.IGNORECASE)
+
+
 # torch's companions: installed with torch more often than not, so on an image whose package list
 # is not known an unpinned install of one of them may be a no-op
 COMPANIONS = frozenset({"torchvision", "torchaudio"})
@@ -50,6 +55,9 @@ class TorchState:
     installed: frozenset[str] = frozenset()  # packages earlier installs of the stage chain named
     others: bool = False  # an earlier install brought packages whose dependencies are not known here
     pypi: "PypiTorch | None" = None  # the torch an install resolved from PyPI, when its CUDA is known
+    # an unpinned torch on an image whose Python is not known: per Python, the newest release the
+    # table knows for it ((python, version), …): the install took that release or a later one
+    by_python: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -228,17 +236,17 @@ def _advance(facts: DockerFacts, s: Step, state: TorchState) -> TorchState:
 
     if _uninstalls_torch(s):
         state = replace(state, present=False, version=None, prerelease=None, where=f"uninstalled on line {s.line}",
-                        constraint=None, lowest=None, highest=None, pypi=None)
+                        constraint=None, by_python=(), lowest=None, highest=None, pypi=None)
         return state
     if s.install is None and _other_installer_torch(s):
         conda = conda_torch(s)
         if conda is not None:
             version, lowest, highest, named, why = conda
-            return replace(state, present=True, version=version, prerelease=False, constraint=None, lowest=lowest,
+            return replace(state, present=True, version=version, prerelease=False, constraint=None, by_python=(), lowest=lowest,
                            highest=highest, where=f"installed by {s.argv[0]} on line {s.line} ({why})", pypi=None,
                            installed=state.installed | named)
         # conda/mamba put a torch there that the pip model does not follow: from here it is unknown
-        return replace(state, present=None, version=None, prerelease=None, constraint=None, lowest=None,
+        return replace(state, present=None, version=None, prerelease=None, constraint=None, by_python=(), lowest=None,
                        highest=None, where=f"installed by {s.argv[0]} on line {s.line} (not followed)", pypi=None,
                        others=True)
     if s.install is None or not s.installs_packages or (s.install.tool == "pip" and s.install.action == "wheel"):
@@ -255,7 +263,7 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
     house = wheelhouse_torch(facts, s)
     if house is not None:
         builder, version, got = house
-        return replace(state, present=True, version=version, prerelease=False, constraint=None, lowest=None,
+        return replace(state, present=True, version=version, prerelease=False, constraint=None, by_python=(), lowest=None,
                        highest=None, pypi=got if got is not None and got.cuda_major is not None else None,
                        where=f"installed on line {s.line} from the wheels `pip {builder.install.action}` resolved on "
                              f"line {builder.line}")
@@ -269,13 +277,17 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
             return state  # a bare `torch` over one already there: pip and uv keep it, nothing changes
         newest = _unpinned_newest(facts, s, state) if version is None and series is None and fresh else None
         pinned = _pinned_pypi(facts, s, version) if exact and version else None
-        state = replace(state, present=True, version=version if exact else None, prerelease=False,
-                        where=f"installed on line {s.line}" + (
-                            f" (unpinned: the newest release the index serves, {newest[0]} or later"
-                            f"{newest[1]})" if newest else ""),
+        by_py: tuple[tuple[str, str], ...] = ()
+        if version is None and series is None and newest is None and (fresh or _plain_unknown_base(facts, s, state)):
+            by_py = _newest_by_python(facts, s, state)
+        where = f"installed on line {s.line}" + (
+            f" (unpinned: the newest release the index serves, {newest[0]} or later{newest[1]})" if newest else
+            f" (unpinned: the newest release the index serves for the image's Python, not known here: "
+            f"{_by_python_words(by_py)})" if by_py else "")
+        state = replace(state, present=True, version=version if exact else None, prerelease=False, where=where,
                         constraint=None, lowest=newest[0] if newest else f"{series}.0" if series else None,
                         highest=series or (_index_last_series(s) if newest else None),
-                        pypi=newest[2] if newest else pinned)
+                        pypi=newest[2] if newest else pinned, by_python=by_py)
         return state
     if s.install.has("--no-deps") or protected(facts, s):
         return state
@@ -292,13 +304,13 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
         v = req.spec[2:] if req.spec and req.spec.startswith("==") and "," not in req.spec else None
         if state.present and admitted(req, state) is False and not backtracks(facts, s, state, req):
             moved = True
-            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, by_python=(), lowest=None,
                             highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
         elif state.present is False and v is not None:
-            state = replace(state, present=True, version=v, prerelease=False, constraint=None, lowest=None,
+            state = replace(state, present=True, version=v, prerelease=False, constraint=None, by_python=(), lowest=None,
                             highest=None, where=f"put there on line {s.line} by {req.what}", pypi=None)
     if state.present is False and any(r.spec or (r.newest and r.newest[1]) for r in reqs):
-        state = replace(state, present=True, version=None, prerelease=None, constraint=None, lowest=None,
+        state = replace(state, present=True, version=None, prerelease=None, constraint=None, by_python=(), lowest=None,
                         highest=None, where=f"brought in on line {s.line} by {reqs[0].what}")
     if (moved or was_present is False) and state.present and reqs:
         # torch was replaced (or brought) by this install: which build, when PyPI serves it
@@ -309,7 +321,7 @@ def _advance_install(facts: DockerFacts, s: Step, state: TorchState) -> TorchSta
         got = reinstalled_torch(facts, s, reqs, before)
         if got is not None:
             state = replace(state, present=True, version=got.version, prerelease=False, constraint=None,
-                            lowest=None, highest=None, pypi=got,
+                            by_python=(), lowest=None, highest=None, pypi=got,
                             where=f"reinstalled on line {s.line} (--ignore-installed: {got.why})")
     return state
 
@@ -463,25 +475,48 @@ def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple
     release, words on the Python, the PyPI build when PyPI serves it: its CUDA major) or None when
     another index decides which releases there are (a PyTorch CUDA index that stopped at an older
     series, a wheel, a path, a local tag)."""
+    from wheeldoc.data.torch import series_of, torch_table
+    from wheeldoc.dockerfile import dependents
+
+    python = dependents.image_pythons(facts, step, state)
+    if not python:
+        return None  # every Python (the floor would be years old): per Python, _newest_by_python
+    pys = (python,) if isinstance(python, str) else tuple(python)
+    newest = _newest_per_python(facts, step, pys)
+    if not newest:
+        return None
+    floor = min(newest.values())
+    text, series = str(floor), series_of(str(floor)) or ""
+    row = torch_table().series.get(series)
+    where = f" for Python {pys[0]}" if len(pys) == 1 else ""
+    pypi = None
+    major = _pypi_major(facts, step, row) if _pypi_decides(facts, step, series) is True else None
+    if major is not None:
+        pypi = PypiTorch(step.line, text, major, f"line {step.line}: an unpinned torch takes PyPI's newest, "
+                         f"{text} or later{where}, whose PyPI wheels are CUDA {major} builds", False)
+    return text, where, pypi
+
+
+def _newest_per_python(facts: DockerFacts, step: Step, pys: tuple[str, ...]) -> dict:
+    """Python -> the newest final torch release the table knows for it (packaging Version), among
+    those the install's index serves; {} when the index decides (uv's torch backend, a wheel, a path,
+    a local tag, an index whose CUDA variant is not read)."""
     from packaging.version import InvalidVersion, Version
 
     from wheeldoc.data.base_images import torch_pythons
     from wheeldoc.data.torch import series_of, torch_table
-    from wheeldoc.dockerfile import dependents
     from wheeldoc.dockerfile.facts import index_variant
 
     inst = step.install
     if inst is None or any(normalize(_NAME.match(x)[1]) == "torch" and ("/" in x or "://" in x or "+" in x)
                            for x in inst.packages if _NAME.match(x)):
-        return None
-    python = dependents.image_pythons(facts, step, state)
-    if not python or _pytorch_index_decides(facts, step) and not inst.values("--index-url"):
-        return None  # every Python (the floor would be years old), or uv's torch backend picks the index
-    pys = (python,) if isinstance(python, str) else tuple(python)
+        return {}
+    if _pytorch_index_decides(facts, step) and not inst.values("--index-url"):
+        return {}  # uv's torch backend picks the index
     table = torch_table().series
     variants = {index_variant(u) for u in (*inst.values("--index-url"), *inst.values("--extra-index-url"))} - {None}
     if "cu?" in variants:
-        return None
+        return {}
     newest: dict[str, Version] = {}
     for v, built in torch_pythons().items():
         try:
@@ -494,18 +529,40 @@ def _unpinned_newest(facts: DockerFacts, step: Step, state: TorchState) -> tuple
         for p in pys:
             if p in built and (p not in newest or ver > newest[p]):
                 newest[p] = ver
-    if not newest:
-        return None
-    floor = min(newest.values())
-    text, series = str(floor), series_of(str(floor)) or ""
-    row = table.get(series)
-    where = f" for Python {pys[0]}" if len(pys) == 1 else ""
-    pypi = None
-    major = _pypi_major(facts, step, row) if _pypi_decides(facts, step, series) is True else None
-    if major is not None:
-        pypi = PypiTorch(step.line, text, major, f"line {step.line}: an unpinned torch takes PyPI's newest, "
-                         f"{text} or later{where}, whose PyPI wheels are CUDA {major} builds", False)
-    return text, where, pypi
+    return newest
+
+
+def _plain_unknown_base(facts: DockerFacts, step: Step, state: TorchState) -> bool:
+    """The torch before `step` is the base image's, the base is named but not in the table, and its
+    name suggests no torch (a CUDA or Python image): an unpinned torch is then taken as installed fresh."""
+    if state.present is not None or not state.where.startswith("the base image"):
+        return False
+    root = facts.graph.root(step.stage)
+    return not root.base_unknown and not TORCH_BASE_HINT.search(root.base.rsplit("/", 1)[-1])
+
+
+def _newest_by_python(facts: DockerFacts, step: Step, state: TorchState) -> tuple[tuple[str, str], ...]:
+    """An unpinned torch on an image whose Python is not known: per Python, the newest release the
+    table knows for it (the install takes that one or a later one); () where the index decides."""
+    from wheeldoc.data.base_images import PYTHONS
+    from wheeldoc.dockerfile import dependents
+
+    if dependents.image_pythons(facts, step, state):
+        return ()
+    newest = _newest_per_python(facts, step, tuple(PYTHONS))
+    return tuple((p, str(newest[p])) for p in PYTHONS if p in newest)
+
+
+def _by_python_words(by_py: tuple[tuple[str, str], ...]) -> str:
+    """"Python 3.9: 2.8.0 or later; 3.10 to 3.14: 2.15.0 or later"."""
+    groups: list[tuple[list[str], str]] = []
+    for p, v in by_py:
+        if groups and groups[-1][1] == v:
+            groups[-1][0].append(p)
+        else:
+            groups.append(([p], v))
+    return "Python " + "; ".join((pys[0] if len(pys) == 1 else f"{pys[0]} to {pys[-1]}") + f": {v} or later"
+                                 for pys, v in groups)
 
 
 def _pypi_major(facts: DockerFacts, step: Step, row) -> int | None:
@@ -1229,6 +1286,7 @@ def _default_branch(facts: DockerFacts, step: Step, state: TorchState | None, na
 
 def admitted(req: Requirement, state: TorchState) -> bool | None:
     """Does the requirement admit the torch already there? None when not known."""
+    from dataclasses import replace
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import InvalidVersion, Version
 
@@ -1247,6 +1305,8 @@ def admitted(req: Requirement, state: TorchState) -> bool | None:
                 return None
         if ranged:
             return False if _excludes_range(req.spec, state) else None
+        if state.by_python and all(_excludes_range(req.spec, replace(state, lowest=v)) for _p, v in state.by_python):
+            return False  # whatever the image's Python, the newest torch for it (or a later one) is not admitted
         if state.prerelease and req.spec.startswith("==") and "a0" not in req.spec:
             return False
         return None
