@@ -562,6 +562,152 @@ NGC_RELEASES = {
     }),
     "26.06": _release("26.06", _aligned("26.06", "57596208443", "13.3.0", 'CUDA_VER="13.3" # 13.3.0')),
 }
+VLLM_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/"
+# How an NGC vLLM fact was read (`how`, per field): "release-notes": a stored copy of NVIDIA's vLLM release-notes page
+# itself; "release-notes-copy": a public file that quotes that page and names it; "tag-statement": a public file
+# that names the exact tag nvcr.io/nvidia/vllm:<tag>-py3 and states the value for it (a run of the image, its
+# banner, a benchmark environment table); "ngc-pytorch" (torch only): the release notes list "NVIDIA PyTorch
+# YY.MM" among the container's contents, so its torch is that NGC PyTorch release's build (NGC_RELEASES above,
+# with that release's own source).
+VLLM_HOW = ("release-notes", "release-notes-copy", "tag-statement", "ngc-pytorch")
+VLLM_FIELDS = ("vllm", "torch", "python", "cuda")
+
+
+def check_vllm_release(tag: str, rel: dict) -> None:
+    """An NGC vLLM per-release entry: a YY.MM[.postN] tag; versions that parse (vllm and torch PEP 440, torch a
+    pre-release build, Python X.Y, CUDA X.Y[.Z]), each in the quote; at least one known; and how each was read:
+    from the vLLM release notes (the source names a vLLM release-notes page), from a file about this exact tag
+    (the quote names nvcr.io/nvidia/vllm:<tag>-py3), or, for the torch, from the NGC PyTorch release the notes
+    name (the quote holds 'NVIDIA PyTorch YY.MM' and the torch is that release's build)."""
+    from packaging.version import Version
+
+    assert re.fullmatch(r"\d{2}\.\d{2}(?:\.post\d)?", tag), tag
+    assert set(rel) == {*VLLM_FIELDS, "source", "quote", "how"}, (tag, rel)
+    assert rel["source"] and rel["quote"], tag
+    assert any(rel[k] for k in VLLM_FIELDS), tag
+    assert set(rel["how"]) == {k for k in VLLM_FIELDS if rel[k]}, (tag, rel["how"])
+    for field, how in rel["how"].items():
+        assert how in VLLM_HOW, (tag, field, how)
+        if how in ("release-notes", "release-notes-copy"):
+            assert VLLM_NOTES in rel["source"] and not tag.count(".post"), (tag, field)
+        elif how == "ngc-pytorch":
+            m = re.search(r"NVIDIA PyTorch (\d{2}\.\d{2})\b", rel["quote"])
+            assert field == "torch" and m and VLLM_NOTES in rel["source"], (tag, field)
+            assert NGC_RELEASES[m[1]]["torch"] == rel["torch"], (tag, m[1])
+            assert NGC_RELEASES[m[1]]["source"] in rel["source"], (tag, m[1])
+        else:  # the quote names this exact tag
+            assert re.search(r"nvcr\.io/nvidia/vllm:" + re.escape(tag) + r"-py3", rel["quote"]), (tag, field)
+    if rel["vllm"]:
+        assert not Version(rel["vllm"]).is_prerelease and not Version(rel["vllm"]).local, tag
+        assert rel["vllm"] in rel["quote"], tag
+    if rel["torch"]:
+        assert Version(rel["torch"]).is_prerelease, (tag, rel["torch"])  # NGC builds are X.Ya0+<git>
+        assert rel["torch"] in rel["quote"] or rel["how"]["torch"] == "ngc-pytorch", tag
+    if rel["python"]:
+        assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
+    if rel["cuda"]:
+        assert re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d+){0,2}", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+
+
+def _vllm_release(tag: str, *parts: dict) -> dict:
+    """One NGC vLLM release's entry from its sources (as _release above: a field no part gives stays None, one
+    source per fact, each part checked on its own words)."""
+    rel = {**{k: None for k in VLLM_FIELDS}, "source": "", "quote": "", "how": {}}
+    for p in parts:
+        check_vllm_release(tag, {**{k: None for k in VLLM_FIELDS}, **{k: v for k, v in p.items() if k != "how"},
+                                 "how": {k: p["how"] for k in VLLM_FIELDS if p.get(k)}})
+        for k in VLLM_FIELDS:
+            if p.get(k):
+                assert rel[k] is None, k
+                rel[k] = p[k]
+                rel["how"][k] = p["how"]
+        rel["source"] = f"{rel['source']}; {p['source']}" if rel["source"] else p["source"]
+        rel["quote"] = f"{rel['quote']} / {p['quote']}" if rel["quote"] else p["quote"]
+    check_vllm_release(tag, rel)
+    return rel
+
+
+def _vllm_notes(tag: str, quote: str, **facts) -> dict:
+    """Facts read from NVIDIA's vLLM release-notes page for `tag` (a stored copy of the page)."""
+    yy, mm = tag.split(".")
+    return {**facts, "source": f"{VLLM_NOTES}rel-{yy}-{mm}.html", "quote": quote, "how": "release-notes"}
+
+
+def _vllm_on_pytorch(tag: str, pytorch: str, quote: str) -> dict:
+    """The torch of vLLM release `tag`, whose notes list 'NVIDIA PyTorch <pytorch>' among its contents: that NGC
+    PyTorch release's build, as NGC_RELEASES reads it (its own source)."""
+    yy, mm = tag.split(".")
+    return {"torch": NGC_RELEASES[pytorch]["torch"], "how": "ngc-pytorch", "quote": quote,
+            "source": f"{VLLM_NOTES}rel-{yy}-{mm}.html (the container's NVIDIA PyTorch {pytorch}), whose torch is read "
+                      f"from {NGC_RELEASES[pytorch]['source']}"}
+
+
+# The notes of each release say 'pre-built and installed in the default system Python environment
+# (/usr/local/lib/python3.12/dist-packages/vllm)': the Python of that release.
+_PY312 = "'(/usr/local/lib/python3.12/dist-packages/vllm)'"
+# NGC vLLM, per release (nvcr.io/nvidia/vllm:YY.MM[.postN]-py3): the vLLM it ships (the public version; NVIDIA's
+# build carries a local tag, 0.10.1.1+nv25.09), its torch build, Python and CUDA. A field left None is not known
+# (where a source gives only a shortened torch, '2.9.0a0+nv25.09', the build is left unknown: the rules then use
+# the date bound); a .postN tag is a release of its own (26.05.post1 ships vLLM 0.21.0, 26.05 ships 0.20.1).
+NGC_VLLM_RELEASES = {
+    "25.09": _vllm_release("25.09", {
+        "vllm": "0.10.1.1", "how": "tag-statement",
+        "source": "a public benchmark report's environment table (search-index file id 57017964141); it gives the "
+                  "torch as '2.9.0a0+nv25.09' without the build, so the torch is left unknown here",
+        "quote": "'| Container | `nvcr.io/nvidia/vllm:25.09-py3` | `nvcr.io/nvidia/vllm:26.06-py3` | | vLLM | "
+                 "0.10.1.1+nv25.09 | **0.22.1** | ... | torch | 2.9.0a0+nv25.09 | 2.13.0a0+nv26.06 |'",
+    }),
+    "25.10": _vllm_release("25.10", _vllm_notes(
+        "25.10", "'vLLM: 0.10.2'; 'NVIDIA PyTorch 25.09'; " + _PY312 + "; 'Release 25.10 is based on CUDA 13.0.2.'",
+        vllm="0.10.2", python="3.12", cuda="13.0.2"),
+        _vllm_on_pytorch("25.10", "25.09", "'The NVIDIA vLLM Container ... contains the following software for GPU "
+                                           "acceleration - vLLM: 0.10.2 ... - NVIDIA PyTorch 25.09'")),
+    "25.12": _vllm_release("25.12", {
+        "vllm": "0.11.1", "how": "tag-statement",
+        "source": "github.com/vllm-project/vllm issue 31424 (2025-12-27), the container's start banner as pasted",
+        "quote": "'Container: nvcr.io/nvidia/vllm:25.12-py3 ... NVIDIA Release 25.12 (build 245720121) vLLM Version "
+                 "0.11.1+9114fd76'",
+    }),
+    "26.01": _vllm_release("26.01", _vllm_notes(
+        "26.01", "'vLLM: 0.11.1'; 'PyTorch 2.10.0a0+a36e1d39eb'; " + _PY312 + "; 'Release 26.01 is based on CUDA "
+        "13.1.1'", vllm="0.11.1", torch="2.10.0a0+a36e1d39eb", python="3.12", cuda="13.1.1")),
+    # the torch line reads '2.11.0a0+a6c236b9fd1', one hex digit more than every other build (the same cell as in
+    # NVIDIA's PyTorch Jetson table for 26.03, see _JETSON_ROWS above): not used
+    "26.03": _vllm_release("26.03", _vllm_notes(
+        "26.03", "'vLLM: 0.17.1'; " + _PY312 + "; 'Release 26.03 is based on CUDA 13.2.0'",
+        vllm="0.17.1", python="3.12", cuda="13.2.0")),
+    "26.04": _vllm_release("26.04", {
+        "vllm": "0.19.0", "how": "tag-statement",
+        "source": "a public deployment note's runtime matrix of the images it ran (search-index file id 55211758984)",
+        "quote": "'| Base image | vLLM | torch | ... | `nvcr.io/nvidia/vllm:26.04-py3` | 0.19.0 | — | ❌ (stock) | — |'",
+    }),
+    "26.05": _vllm_release("26.05", _vllm_notes(
+        "26.05", "'vLLM: 0.20.1'; 'Torch 2.12.0a0+5aff3928d8'; " + _PY312 + "; 'Release 26.05 is based on CUDA "
+        "13.2.1'", vllm="0.20.1", torch="2.12.0a0+5aff3928d8", python="3.12", cuda="13.2.1")),
+    "26.06": _vllm_release("26.06", {
+        "vllm": "0.22.1", "how": "tag-statement",
+        "source": "a public benchmark report's environment table (search-index file id 57017964141); it gives the "
+                  "torch as '2.13.0a0+nv26.06' without the build, so the torch is left unknown here",
+        "quote": "'| Container | `nvcr.io/nvidia/vllm:25.09-py3` | `nvcr.io/nvidia/vllm:26.06-py3` | | vLLM | "
+                 "0.10.1.1+nv25.09 | **0.22.1** |'",
+    }),
+    "26.07": _vllm_release("26.07", {
+        "vllm": "0.24.0", "how": "release-notes-copy",
+        "source": VLLM_NOTES + "rel-26-07.html, as quoted in a public issue write-up (search-index file id 71413759080)",
+        "quote": "'nvcr.io/nvidia/vllm:26.07-py3 ... NVIDIA's 26.07 release notes list: vLLM: 0.24.0 xgrammar: 0.2.0 "
+                 "transformers: 5.6.1 Reference: https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/"
+                 "rel-26-07.html'",
+    }),
+    "26.08": _vllm_release("26.08", {
+        "vllm": "0.27.1", "cuda": "13.4.1", "how": "tag-statement",
+        "source": "a public deployment plan (search-index file id 65737197535) citing " + VLLM_NOTES + "rel-26-08.html",
+        "quote": "'The current NVIDIA vLLM image is `nvcr.io/nvidia/vllm:26.08-py3`. ... It contains vLLM 0.27.1, CUDA "
+                 "13.4.1, Transformers 5.14.1, and FlashInfer 0.6.17.'",
+    }),
+    "26.10": _vllm_release("26.10", _vllm_notes(
+        "26.10", "'vLLM: 0.31.0'; 'Torch 2.15.0a0+875d815502'; " + _PY312 + "; 'Release 26.10 is based on CUDA "
+        "13.4.3'", vllm="0.31.0", torch="2.15.0a0+875d815502", python="3.12", cuda="13.4.3")),
+}
 ROWS = [
     {
         "name": "nvidia/cuda devel",
@@ -653,6 +799,23 @@ ROWS = [
                   "issues/28: NGC builds define it, PyPI/conda builds do not); the other packages it ships: not listed",
     },
     {
+        "name": "NGC vLLM",
+        # a .postN tag is a release of its own (its vLLM differs): it takes its own entry, else the date bound
+        "pattern": r"^nvcr\.io/nvidia/vllm:(?P<YY>\d{2})\.(?P<MM>\d{2})(?P<post>\.post\d)?-py3",
+        "env": {}, "cuda": None, "nvcc": None,
+        # "ships": vllm, and more that is not listed (flashinfer, transformers, flash-attention, xgrammar and what
+        # the NGC PyTorch base holds): "ships_complete": False keeps the other packages unknown
+        "ships": ["vllm"], "ships_complete": False,
+        "torch": {"version": None, "prerelease": True, "installer": "NGC's source build into the system Python"},
+        "releases": NGC_VLLM_RELEASES,
+        "source": VLLM_NOTES + "rel-YY-MM.html: 'This container image contains the complete source of the version "
+                  "of vLLM in /opt/vllm. It is pre-built and installed in the default system Python environment "
+                  "(/usr/local/lib/python3.12/dist-packages/vllm)'; its contents list vLLM, flashinfer, transformers, "
+                  "flash-attention, xgrammar and NVIDIA's torch (a pre-release build: 'Torch 2.12.0a0+5aff3928d8' in "
+                  "26.05, 'NVIDIA PyTorch 25.09' in 25.10); whether the image sets PIP_CONSTRAINT (as the NGC "
+                  "PyTorch images do since 25.03) is not published where it could be read: no constraint is assumed",
+    },
+    {
         "name": "vllm/vllm-openai",
         "pattern": r"^(?:docker\.io/)?vllm/vllm-openai:v(?P<vllm>\d+\.\d+\.\d+(?:\.post\d+)?)$",
         "env": {}, "cuda": None, "nvcc": None,
@@ -723,9 +886,10 @@ def main() -> None:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
         assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source",
-                            "releases", "python", "python_by"}, row
+                            "releases", "python", "python_by", "ships_complete"}, row
+        assert row.get("ships_complete", True) is not False or row.get("ships"), row["name"]
         for tag, rel in (row.get("releases") or {}).items():
-            check_release(tag, rel)
+            (check_vllm_release if row["name"] == "NGC vLLM" else check_release)(tag, rel)
         if "python_by" in row:
             assert re.compile(row["pattern"]).groupindex.get(row["python_by"]["group"]), row["name"]
             for ver, rel in row["python_by"]["values"].items():
