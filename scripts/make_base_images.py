@@ -813,7 +813,11 @@ ROWS = [
                   "(/usr/local/lib/python3.12/dist-packages/vllm)'; its contents list vLLM, flashinfer, transformers, "
                   "flash-attention, xgrammar and NVIDIA's torch (a pre-release build: 'Torch 2.12.0a0+5aff3928d8' in "
                   "26.05, 'NVIDIA PyTorch 25.09' in 25.10); whether the image sets PIP_CONSTRAINT (as the NGC "
-                  "PyTorch images do since 25.03) is not published where it could be read: no constraint is assumed",
+                  "PyTorch images do since 25.03) is not published where it could be read, and no constraint is "
+                  "assumed: in 26.02 a plain pip install replaced the image's torch (a public environment note, "
+                  "search-index file id 55562292605: 'Base: `nvcr.io/nvidia/vllm:26.02-py3` → torch "
+                  "`2.11.0a0+...nv26.02` ... `pip install transformer-lens` pulls a PyPI **CPU** torch 2.7.1 + "
+                  "transformers v5, **clobbering** the NVIDIA CUDA torch'), which a constraint pinning it forbids",
     },
     {
         "name": "vllm/vllm-openai",
