@@ -319,6 +319,11 @@ NGC_RELEASES = {
                  "environment (/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 "
                  "environment NVIDIA CUDA 11.6.0'",
     }),
+    "22.03": _release("22.03", {
+        "torch": "1.12.0a0+2c916ef", "how": "tag-statement",
+        "source": "a public cluster guide that runs the image under Singularity, with the image's start banner (search-index file id 17075234544)",
+        "quote": "'$ singularity pull docker://nvcr.io/nvidia/pytorch:22.03-py3 $ gpu -n 2 run singularity run --nv pytorch_22.03-py3.sif python ... NVIDIA Release 22.03 (build 33569136) PyTorch Version 1.12.0a0+2c916ef'",
+    }),
     "22.05": _release("22.05", _jetson("22.05")),
     "22.06": _release("22.06", _jetson("22.06")),
     "22.07": _release("22.07", _jetson("22.07")),
@@ -337,6 +342,11 @@ NGC_RELEASES = {
         "quote": "'PyTorch 容器映像版本基於 `1.14.0a0+410ce96`' (the container image version is based on "
                  "1.14.0a0+410ce96); 'PyTorch: 在預設的 Python 環境中預先構建和安裝的版本 "
                  "(`/usr/local/lib/python3.8/dist-packages/torch`)'; 'Python 版本: Python 3.8'; 'NVIDIA CUDA 11.8.0'",
+    }),
+    "23.01": _release("23.01", {
+        "torch": "1.14.0a0+44dac51", "how": "tag-statement",
+        "source": "a public setup guide that runs the image, with its start banner (search-index file id 5109719197)",
+        "quote": "'docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 -it --rm nvcr.io/nvidia/pytorch:23.01-py3 ... NVIDIA Release 23.01 (build 52269074) PyTorch Version 1.14.0a0+44dac51'",
     }),
     "23.03": _release("23.03", {
         "torch": "2.0.0a0+1767026", "how": "release-notes-copy",
@@ -368,12 +378,22 @@ NGC_RELEASES = {
         "quote": "'# nvcr.io/nvidia/pytorch:23.05-py3 - CUDA 12.1 / Python 3.10 / PyTorch 2.0.0 #  - "
                  "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-05.html'",
     }),
+    "23.07": _release("23.07", {
+        "torch": "2.1.0a0+b5021ba", "how": "tag-statement",
+        "source": "a public setup guide that runs the image, with its start banner (search-index file id 1977443566)",
+        "quote": "'docker run -it --gpus=all --rm nvcr.io/nvidia/pytorch:23.07-py3 nvidia-smi ... NVIDIA Release 23.07 (build 63867923) PyTorch Version 2.1.0a0+b5021ba'",
+    }),
     "23.09": _release("23.09", {
         "python": "3.10", "cuda": "12.2.1", "how": "tag-statement",
         "source": "a public Dockerfile that lists, under its (commented-out) FROM line for that tag, the contents NVIDIA "
                   "publishes for it (search-index file id 11042559694)",
         "quote": "'# FROM --platform=amd64 nvcr.io/nvidia/pytorch:23.09-py3 as base ... # Ubuntu 22.04 including "
                  "Python 3.10 #NVIDIA CUDA® 12.2.1 #NVIDIA cuBLAS 12.2.5.6 #NVIDIA cuDNN 8.9.5'",
+    }),
+    "23.10": _release("23.10", {
+        "torch": "2.1.0a0+32f93b1", "how": "tag-statement",
+        "source": "a public setup guide that runs the image under podman, with its start banner (search-index file id 43514839489)",
+        "quote": "'podman run --rm --gpus all nvcr.io/nvidia/pytorch:23.10-py3 nvidia-smi ... NVIDIA Release 23.10 (build 71422337) PyTorch Version 2.1.0a0+32f93b1'",
     }),
     "23.11": _release("23.11", _jetson("23.11"), {
         "python": "3.10", "cuda": "12.3", "how": "tag-statement",
@@ -538,6 +558,18 @@ NGC_RELEASES = {
         "source": "a public deployment README (search-index file id 71393307968) citing " + _NOTES + "rel-26-02.html",
         "quote": "'`nvcr.io/nvidia/pytorch:26.02-py3` bundles CUDA 13.1.1 and PyTorch 2.11.0a0+eb65b36914 on Python "
                  "3.12/Ubuntu 24.04'",
+    }),
+    # the banner gives the build with a 7-digit hash (a6c236b), as NVIDIA's Jetson table's 26.03 cell does not
+    # (see _JETSON_ROWS); the same commit as the 'a6c236b9fd.nv26.03' torch of NVIDIA's 26.03 images
+    "26.03": _release("26.03", {
+        "torch": "2.11.0a0+a6c236b", "how": "tag-statement",
+        "source": "a public setup note that runs the image, with its start banner (search-index file id 66134426634)",
+        "quote": "'docker run -it --rm nvcr.io/nvidia/pytorch:26.03-py3 bash ... NVIDIA Release 26.03 (build 286725636) "
+                 "PyTorch Version 2.11.0a0+a6c236b'",
+    }, {
+        "cuda": "13.2", "how": "tag-statement",
+        "source": "a public build script's list of base images (search-index file id 53077104354)",
+        "quote": "'BASE_NVIDIA_IMAGE=\"nvcr.io/nvidia/pytorch:26.03-py3\"  # torch 2.11 / cu13.2, latest available'",
     }),
     "26.04": _release("26.04", {
         "cuda": "13.2.1", "how": "tag-statement",
