@@ -1,0 +1,23 @@
+"""NGC PyTorch releases read from the image's own start banner ('NVIDIA Release YY.MM (build …) PyTorch
+Version …') in public files that run the exact tag: base_image() answers that build."""
+
+from __future__ import annotations
+
+import pytest
+
+from wheeldoc.data.base_images import base_image
+
+
+@pytest.mark.parametrize("tag,torch", [("22.03", "1.12.0a0+2c916ef"), ("23.01", "1.14.0a0+44dac51"),
+                                       ("23.07", "2.1.0a0+b5021ba"), ("23.10", "2.1.0a0+32f93b1"),
+                                       ("26.03", "2.11.0a0+a6c236b")])
+def test_a_banner_read_release_answers_its_build(tag, torch):
+    img = base_image(f"nvcr.io/nvidia/pytorch:{tag}-py3")
+    assert img.torch.version == torch and img.torch.prerelease
+    assert "a public file about that tag" in img.torch.via and f"NVIDIA Release {tag} (build" in img.source
+
+
+def test_a_banner_gives_the_torch_only():
+    img = base_image("nvcr.io/nvidia/pytorch:23.07-py3")
+    assert img.python is None and img.cuda is None  # the banner says neither
+    assert base_image("nvcr.io/nvidia/pytorch:26.03-py3").cuda == (13, 2)  # from a second file about the tag
