@@ -383,6 +383,14 @@ NGC_RELEASES = {
         "source": "a public setup guide that runs the image, with its start banner (search-index file id 1977443566)",
         "quote": "'docker run -it --gpus=all --rm nvcr.io/nvidia/pytorch:23.07-py3 nvidia-smi ... NVIDIA Release 23.07 (build 63867923) PyTorch Version 2.1.0a0+b5021ba'",
     }),
+    "23.08": _release("23.08", {
+        "torch": "2.1.0a0+29c30b1", "python": "3.10", "cuda": "12.2.1", "how": "release-notes-copy",
+        "source": _NOTES + "rel-23-08.html, as translated into Chinese in a public file titled 'PyTorch Release "
+                  "23.08' (search-index file id 32148297268; the same translation series as 22.12's)",
+        "quote": "'PyTorch 容器映像版本基於 `2.1.0a0+29c30b1`' (the container image version is based on "
+                 "2.1.0a0+29c30b1); '(`/usr/local/lib/python3.10/dist-packages/torch`)'; 'Python 版本: Python 3.10'; "
+                 "'NVIDIA CUDA 12.2.1'",
+    }),
     "23.09": _release("23.09", {
         "python": "3.10", "cuda": "12.2.1", "how": "tag-statement",
         "source": "a public Dockerfile that lists, under its (commented-out) FROM line for that tag, the contents NVIDIA "

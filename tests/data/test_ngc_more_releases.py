@@ -1,5 +1,6 @@
 """NGC PyTorch releases read from the image's own start banner ('NVIDIA Release YY.MM (build …) PyTorch
-Version …') in public files that run the exact tag: base_image() answers that build."""
+Version …') in public files that run the exact tag, or from a translation of the release notes:
+base_image() answers what they say."""
 
 from __future__ import annotations
 
@@ -21,3 +22,9 @@ def test_a_banner_gives_the_torch_only():
     img = base_image("nvcr.io/nvidia/pytorch:23.07-py3")
     assert img.python is None and img.cuda is None  # the banner says neither
     assert base_image("nvcr.io/nvidia/pytorch:26.03-py3").cuda == (13, 2)  # from a second file about the tag
+
+
+def test_a_release_read_from_a_translation_of_its_notes():
+    img = base_image("nvcr.io/nvidia/pytorch:23.08-py3")
+    assert img.torch.version == "2.1.0a0+29c30b1" and img.python == "3.10" and img.cuda == (12, 2)
+    assert "rel-23-08" in img.source
