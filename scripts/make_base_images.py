@@ -744,6 +744,12 @@ NGC_VLLM_RELEASES = {
         "quote": "'The current NVIDIA vLLM image is `nvcr.io/nvidia/vllm:26.08-py3`. ... It contains vLLM 0.27.1, CUDA "
                  "13.4.1, Transformers 5.14.1, and FlashInfer 0.6.17.'",
     }),
+    "26.09": _vllm_release("26.09", {
+        "vllm": "0.29.0", "cuda": "13.4.1", "how": "tag-statement",
+        "source": "a public image inventory with digests and dates (search-index file id 71045581794)",
+        "quote": "'| `nvcr.io/nvidia/vllm:26.09-py3` (index; arm64 `sha256:fa68ef92...`) | vLLM 0.29.0 | 13.4.1 | "
+                 "2026-09-23 | ... The NGC pair shares CUDA 13.4.1'",
+    }),
     "26.10": _vllm_release("26.10", _vllm_notes(
         "26.10", "'vLLM: 0.31.0'; 'Torch 2.15.0a0+875d815502'; " + _PY312 + "; 'Release 26.10 is based on CUDA "
         "13.4.3'", vllm="0.31.0", torch="2.15.0a0+875d815502", python="3.12", cuda="13.4.3")),
