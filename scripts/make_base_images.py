@@ -319,6 +319,11 @@ NGC_RELEASES = {
                  "environment (/opt/conda/lib/python3.8/site-packages/torch/) ... Ubuntu 20.04 including Python 3.8 "
                  "environment NVIDIA CUDA 11.6.0'",
     }),
+    "22.03": _release("22.03", {
+        "torch": "1.12.0a0+2c916ef", "how": "tag-statement",
+        "source": "a public cluster guide that runs the image under Singularity, with the image's start banner (search-index file id 17075234544)",
+        "quote": "'$ singularity pull docker://nvcr.io/nvidia/pytorch:22.03-py3 $ gpu -n 2 run singularity run --nv pytorch_22.03-py3.sif python ... NVIDIA Release 22.03 (build 33569136) PyTorch Version 1.12.0a0+2c916ef'",
+    }),
     "22.05": _release("22.05", _jetson("22.05")),
     "22.06": _release("22.06", _jetson("22.06")),
     "22.07": _release("22.07", _jetson("22.07")),
@@ -337,6 +342,11 @@ NGC_RELEASES = {
         "quote": "'PyTorch 容器映像版本基於 `1.14.0a0+410ce96`' (the container image version is based on "
                  "1.14.0a0+410ce96); 'PyTorch: 在預設的 Python 環境中預先構建和安裝的版本 "
                  "(`/usr/local/lib/python3.8/dist-packages/torch`)'; 'Python 版本: Python 3.8'; 'NVIDIA CUDA 11.8.0'",
+    }),
+    "23.01": _release("23.01", {
+        "torch": "1.14.0a0+44dac51", "how": "tag-statement",
+        "source": "a public setup guide that runs the image, with its start banner (search-index file id 5109719197)",
+        "quote": "'docker run --gpus all --ipc=host --ulimit memlock=-1 --ulimit stack=67108864 -it --rm nvcr.io/nvidia/pytorch:23.01-py3 ... NVIDIA Release 23.01 (build 52269074) PyTorch Version 1.14.0a0+44dac51'",
     }),
     "23.03": _release("23.03", {
         "torch": "2.0.0a0+1767026", "how": "release-notes-copy",
@@ -368,12 +378,30 @@ NGC_RELEASES = {
         "quote": "'# nvcr.io/nvidia/pytorch:23.05-py3 - CUDA 12.1 / Python 3.10 / PyTorch 2.0.0 #  - "
                  "https://docs.nvidia.com/deeplearning/frameworks/pytorch-release-notes/rel-23-05.html'",
     }),
+    "23.07": _release("23.07", {
+        "torch": "2.1.0a0+b5021ba", "how": "tag-statement",
+        "source": "a public setup guide that runs the image, with its start banner (search-index file id 1977443566)",
+        "quote": "'docker run -it --gpus=all --rm nvcr.io/nvidia/pytorch:23.07-py3 nvidia-smi ... NVIDIA Release 23.07 (build 63867923) PyTorch Version 2.1.0a0+b5021ba'",
+    }),
+    "23.08": _release("23.08", {
+        "torch": "2.1.0a0+29c30b1", "python": "3.10", "cuda": "12.2.1", "how": "release-notes-copy",
+        "source": _NOTES + "rel-23-08.html, as translated into Chinese in a public file titled 'PyTorch Release "
+                  "23.08' (search-index file id 32148297268; the same translation series as 22.12's)",
+        "quote": "'PyTorch 容器映像版本基於 `2.1.0a0+29c30b1`' (the container image version is based on "
+                 "2.1.0a0+29c30b1); '(`/usr/local/lib/python3.10/dist-packages/torch`)'; 'Python 版本: Python 3.10'; "
+                 "'NVIDIA CUDA 12.2.1'",
+    }),
     "23.09": _release("23.09", {
         "python": "3.10", "cuda": "12.2.1", "how": "tag-statement",
         "source": "a public Dockerfile that lists, under its (commented-out) FROM line for that tag, the contents NVIDIA "
                   "publishes for it (search-index file id 11042559694)",
         "quote": "'# FROM --platform=amd64 nvcr.io/nvidia/pytorch:23.09-py3 as base ... # Ubuntu 22.04 including "
                  "Python 3.10 #NVIDIA CUDA® 12.2.1 #NVIDIA cuBLAS 12.2.5.6 #NVIDIA cuDNN 8.9.5'",
+    }),
+    "23.10": _release("23.10", {
+        "torch": "2.1.0a0+32f93b1", "how": "tag-statement",
+        "source": "a public setup guide that runs the image under podman, with its start banner (search-index file id 43514839489)",
+        "quote": "'podman run --rm --gpus all nvcr.io/nvidia/pytorch:23.10-py3 nvidia-smi ... NVIDIA Release 23.10 (build 71422337) PyTorch Version 2.1.0a0+32f93b1'",
     }),
     "23.11": _release("23.11", _jetson("23.11"), {
         "python": "3.10", "cuda": "12.3", "how": "tag-statement",
@@ -539,6 +567,18 @@ NGC_RELEASES = {
         "quote": "'`nvcr.io/nvidia/pytorch:26.02-py3` bundles CUDA 13.1.1 and PyTorch 2.11.0a0+eb65b36914 on Python "
                  "3.12/Ubuntu 24.04'",
     }),
+    # the banner gives the build with a 7-digit hash (a6c236b), as NVIDIA's Jetson table's 26.03 cell does not
+    # (see _JETSON_ROWS); the same commit as the 'a6c236b9fd.nv26.03' torch of NVIDIA's 26.03 images
+    "26.03": _release("26.03", {
+        "torch": "2.11.0a0+a6c236b", "how": "tag-statement",
+        "source": "a public setup note that runs the image, with its start banner (search-index file id 66134426634)",
+        "quote": "'docker run -it --rm nvcr.io/nvidia/pytorch:26.03-py3 bash ... NVIDIA Release 26.03 (build 286725636) "
+                 "PyTorch Version 2.11.0a0+a6c236b'",
+    }, {
+        "cuda": "13.2", "how": "tag-statement",
+        "source": "a public build script's list of base images (search-index file id 53077104354)",
+        "quote": "'BASE_NVIDIA_IMAGE=\"nvcr.io/nvidia/pytorch:26.03-py3\"  # torch 2.11 / cu13.2, latest available'",
+    }),
     "26.04": _release("26.04", {
         "cuda": "13.2.1", "how": "tag-statement",
         "source": "a public GPU-server preflight report (search-index file id 63388423911) citing " + _NOTES
@@ -561,6 +601,158 @@ NGC_RELEASES = {
                  "TensorRT 10.16.1.11' (the NVIDIA 26.05 notes give PyTorch 2.12.0a0, CUDA 13.2.1, TensorRT 10.16.1.11)",
     }),
     "26.06": _release("26.06", _aligned("26.06", "57596208443", "13.3.0", 'CUDA_VER="13.3" # 13.3.0')),
+}
+VLLM_NOTES = "https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/"
+# How an NGC vLLM fact was read (`how`, per field): "release-notes": a stored copy of NVIDIA's vLLM release-notes page
+# itself; "release-notes-copy": a public file that quotes that page and names it; "tag-statement": a public file
+# that names the exact tag nvcr.io/nvidia/vllm:<tag>-py3 and states the value for it (a run of the image, its
+# banner, a benchmark environment table); "ngc-pytorch" (torch only): the release notes list "NVIDIA PyTorch
+# YY.MM" among the container's contents, so its torch is that NGC PyTorch release's build (NGC_RELEASES above,
+# with that release's own source).
+VLLM_HOW = ("release-notes", "release-notes-copy", "tag-statement", "ngc-pytorch")
+VLLM_FIELDS = ("vllm", "torch", "python", "cuda")
+
+
+def check_vllm_release(tag: str, rel: dict) -> None:
+    """An NGC vLLM per-release entry: a YY.MM[.postN] tag; versions that parse (vllm and torch PEP 440, torch a
+    pre-release build, Python X.Y, CUDA X.Y[.Z]), each in the quote; at least one known; and how each was read:
+    from the vLLM release notes (the source names a vLLM release-notes page), from a file about this exact tag
+    (the quote names nvcr.io/nvidia/vllm:<tag>-py3), or, for the torch, from the NGC PyTorch release the notes
+    name (the quote holds 'NVIDIA PyTorch YY.MM' and the torch is that release's build)."""
+    from packaging.version import Version
+
+    assert re.fullmatch(r"\d{2}\.\d{2}(?:\.post\d)?", tag), tag
+    assert set(rel) == {*VLLM_FIELDS, "source", "quote", "how"}, (tag, rel)
+    assert rel["source"] and rel["quote"], tag
+    assert any(rel[k] for k in VLLM_FIELDS), tag
+    assert set(rel["how"]) == {k for k in VLLM_FIELDS if rel[k]}, (tag, rel["how"])
+    for field, how in rel["how"].items():
+        assert how in VLLM_HOW, (tag, field, how)
+        if how in ("release-notes", "release-notes-copy"):
+            assert VLLM_NOTES in rel["source"] and not tag.count(".post"), (tag, field)
+        elif how == "ngc-pytorch":
+            m = re.search(r"NVIDIA PyTorch (\d{2}\.\d{2})\b", rel["quote"])
+            assert field == "torch" and m and VLLM_NOTES in rel["source"], (tag, field)
+            assert NGC_RELEASES[m[1]]["torch"] == rel["torch"], (tag, m[1])
+            assert NGC_RELEASES[m[1]]["source"] in rel["source"], (tag, m[1])
+        else:  # the quote names this exact tag
+            assert re.search(r"nvcr\.io/nvidia/vllm:" + re.escape(tag) + r"-py3", rel["quote"]), (tag, field)
+    if rel["vllm"]:
+        assert not Version(rel["vllm"]).is_prerelease and not Version(rel["vllm"]).local, tag
+        assert rel["vllm"] in rel["quote"], tag
+    if rel["torch"]:
+        assert Version(rel["torch"]).is_prerelease, (tag, rel["torch"])  # NGC builds are X.Ya0+<git>
+        assert rel["torch"] in rel["quote"] or rel["how"]["torch"] == "ngc-pytorch", tag
+    if rel["python"]:
+        assert re.fullmatch(r"3\.\d{1,2}", rel["python"]), tag
+    if rel["cuda"]:
+        assert re.fullmatch(r"\d{1,2}\.\d{1,2}(?:\.\d+){0,2}", rel["cuda"]) and rel["cuda"] in rel["quote"], tag
+
+
+def _vllm_release(tag: str, *parts: dict) -> dict:
+    """One NGC vLLM release's entry from its sources (as _release above: a field no part gives stays None, one
+    source per fact, each part checked on its own words)."""
+    rel = {**{k: None for k in VLLM_FIELDS}, "source": "", "quote": "", "how": {}}
+    for p in parts:
+        check_vllm_release(tag, {**{k: None for k in VLLM_FIELDS}, **{k: v for k, v in p.items() if k != "how"},
+                                 "how": {k: p["how"] for k in VLLM_FIELDS if p.get(k)}})
+        for k in VLLM_FIELDS:
+            if p.get(k):
+                assert rel[k] is None, k
+                rel[k] = p[k]
+                rel["how"][k] = p["how"]
+        rel["source"] = f"{rel['source']}; {p['source']}" if rel["source"] else p["source"]
+        rel["quote"] = f"{rel['quote']} / {p['quote']}" if rel["quote"] else p["quote"]
+    check_vllm_release(tag, rel)
+    return rel
+
+
+def _vllm_notes(tag: str, quote: str, **facts) -> dict:
+    """Facts read from NVIDIA's vLLM release-notes page for `tag` (a stored copy of the page)."""
+    yy, mm = tag.split(".")
+    return {**facts, "source": f"{VLLM_NOTES}rel-{yy}-{mm}.html", "quote": quote, "how": "release-notes"}
+
+
+def _vllm_on_pytorch(tag: str, pytorch: str, quote: str) -> dict:
+    """The torch of vLLM release `tag`, whose notes list 'NVIDIA PyTorch <pytorch>' among its contents: that NGC
+    PyTorch release's build, as NGC_RELEASES reads it (its own source)."""
+    yy, mm = tag.split(".")
+    return {"torch": NGC_RELEASES[pytorch]["torch"], "how": "ngc-pytorch", "quote": quote,
+            "source": f"{VLLM_NOTES}rel-{yy}-{mm}.html (the container's NVIDIA PyTorch {pytorch}), whose torch is read "
+                      f"from {NGC_RELEASES[pytorch]['source']}"}
+
+
+# The notes of each release say 'pre-built and installed in the default system Python environment
+# (/usr/local/lib/python3.12/dist-packages/vllm)': the Python of that release.
+_PY312 = "'(/usr/local/lib/python3.12/dist-packages/vllm)'"
+# NGC vLLM, per release (nvcr.io/nvidia/vllm:YY.MM[.postN]-py3): the vLLM it ships (the public version; NVIDIA's
+# build carries a local tag, 0.10.1.1+nv25.09), its torch build, Python and CUDA. A field left None is not known
+# (where a source gives only a shortened torch, '2.9.0a0+nv25.09', the build is left unknown: the rules then use
+# the date bound); a .postN tag is a release of its own (26.05.post1 ships vLLM 0.21.0, 26.05 ships 0.20.1).
+NGC_VLLM_RELEASES = {
+    "25.09": _vllm_release("25.09", {
+        "vllm": "0.10.1.1", "how": "tag-statement",
+        "source": "a public benchmark report's environment table (search-index file id 57017964141); it gives the "
+                  "torch as '2.9.0a0+nv25.09' without the build, so the torch is left unknown here",
+        "quote": "'| Container | `nvcr.io/nvidia/vllm:25.09-py3` | `nvcr.io/nvidia/vllm:26.06-py3` | | vLLM | "
+                 "0.10.1.1+nv25.09 | **0.22.1** | ... | torch | 2.9.0a0+nv25.09 | 2.13.0a0+nv26.06 |'",
+    }),
+    "25.10": _vllm_release("25.10", _vllm_notes(
+        "25.10", "'vLLM: 0.10.2'; 'NVIDIA PyTorch 25.09'; " + _PY312 + "; 'Release 25.10 is based on CUDA 13.0.2.'",
+        vllm="0.10.2", python="3.12", cuda="13.0.2"),
+        _vllm_on_pytorch("25.10", "25.09", "'The NVIDIA vLLM Container ... contains the following software for GPU "
+                                           "acceleration - vLLM: 0.10.2 ... - NVIDIA PyTorch 25.09'")),
+    "25.12": _vllm_release("25.12", {
+        "vllm": "0.11.1", "how": "tag-statement",
+        "source": "github.com/vllm-project/vllm issue 31424 (2025-12-27), the container's start banner as pasted",
+        "quote": "'Container: nvcr.io/nvidia/vllm:25.12-py3 ... NVIDIA Release 25.12 (build 245720121) vLLM Version "
+                 "0.11.1+9114fd76'",
+    }),
+    "26.01": _vllm_release("26.01", _vllm_notes(
+        "26.01", "'vLLM: 0.11.1'; 'PyTorch 2.10.0a0+a36e1d39eb'; " + _PY312 + "; 'Release 26.01 is based on CUDA "
+        "13.1.1'", vllm="0.11.1", torch="2.10.0a0+a36e1d39eb", python="3.12", cuda="13.1.1")),
+    # the torch line reads '2.11.0a0+a6c236b9fd1', one hex digit more than every other build (the same cell as in
+    # NVIDIA's PyTorch Jetson table for 26.03, see _JETSON_ROWS above): not used
+    "26.03": _vllm_release("26.03", _vllm_notes(
+        "26.03", "'vLLM: 0.17.1'; " + _PY312 + "; 'Release 26.03 is based on CUDA 13.2.0'",
+        vllm="0.17.1", python="3.12", cuda="13.2.0")),
+    "26.04": _vllm_release("26.04", {
+        "vllm": "0.19.0", "how": "tag-statement",
+        "source": "a public deployment note's runtime matrix of the images it ran (search-index file id 55211758984)",
+        "quote": "'| Base image | vLLM | torch | ... | `nvcr.io/nvidia/vllm:26.04-py3` | 0.19.0 | — | ❌ (stock) | — |'",
+    }),
+    "26.05": _vllm_release("26.05", _vllm_notes(
+        "26.05", "'vLLM: 0.20.1'; 'Torch 2.12.0a0+5aff3928d8'; " + _PY312 + "; 'Release 26.05 is based on CUDA "
+        "13.2.1'", vllm="0.20.1", torch="2.12.0a0+5aff3928d8", python="3.12", cuda="13.2.1")),
+    "26.06": _vllm_release("26.06", {
+        "vllm": "0.22.1", "how": "tag-statement",
+        "source": "a public benchmark report's environment table (search-index file id 57017964141); it gives the "
+                  "torch as '2.13.0a0+nv26.06' without the build, so the torch is left unknown here",
+        "quote": "'| Container | `nvcr.io/nvidia/vllm:25.09-py3` | `nvcr.io/nvidia/vllm:26.06-py3` | | vLLM | "
+                 "0.10.1.1+nv25.09 | **0.22.1** |'",
+    }),
+    "26.07": _vllm_release("26.07", {
+        "vllm": "0.24.0", "how": "release-notes-copy",
+        "source": VLLM_NOTES + "rel-26-07.html, as quoted in a public issue write-up (search-index file id 71413759080)",
+        "quote": "'nvcr.io/nvidia/vllm:26.07-py3 ... NVIDIA's 26.07 release notes list: vLLM: 0.24.0 xgrammar: 0.2.0 "
+                 "transformers: 5.6.1 Reference: https://docs.nvidia.com/deeplearning/frameworks/vllm-release-notes/"
+                 "rel-26-07.html'",
+    }),
+    "26.08": _vllm_release("26.08", {
+        "vllm": "0.27.1", "cuda": "13.4.1", "how": "tag-statement",
+        "source": "a public deployment plan (search-index file id 65737197535) citing " + VLLM_NOTES + "rel-26-08.html",
+        "quote": "'The current NVIDIA vLLM image is `nvcr.io/nvidia/vllm:26.08-py3`. ... It contains vLLM 0.27.1, CUDA "
+                 "13.4.1, Transformers 5.14.1, and FlashInfer 0.6.17.'",
+    }),
+    "26.09": _vllm_release("26.09", {
+        "vllm": "0.29.0", "cuda": "13.4.1", "how": "tag-statement",
+        "source": "a public image inventory with digests and dates (search-index file id 71045581794)",
+        "quote": "'| `nvcr.io/nvidia/vllm:26.09-py3` (index; arm64 `sha256:fa68ef92...`) | vLLM 0.29.0 | 13.4.1 | "
+                 "2026-09-23 | ... The NGC pair shares CUDA 13.4.1'",
+    }),
+    "26.10": _vllm_release("26.10", _vllm_notes(
+        "26.10", "'vLLM: 0.31.0'; 'Torch 2.15.0a0+875d815502'; " + _PY312 + "; 'Release 26.10 is based on CUDA "
+        "13.4.3'", vllm="0.31.0", torch="2.15.0a0+875d815502", python="3.12", cuda="13.4.3")),
 }
 ROWS = [
     {
@@ -653,6 +845,27 @@ ROWS = [
                   "issues/28: NGC builds define it, PyPI/conda builds do not); the other packages it ships: not listed",
     },
     {
+        "name": "NGC vLLM",
+        # a .postN tag is a release of its own (its vLLM differs): it takes its own entry, else the date bound
+        "pattern": r"^nvcr\.io/nvidia/vllm:(?P<YY>\d{2})\.(?P<MM>\d{2})(?P<post>\.post\d)?-py3",
+        "env": {}, "cuda": None, "nvcc": None,
+        # "ships": vllm, and more that is not listed (flashinfer, transformers, flash-attention, xgrammar and what
+        # the NGC PyTorch base holds): "ships_complete": False keeps the other packages unknown
+        "ships": ["vllm"], "ships_complete": False,
+        "torch": {"version": None, "prerelease": True, "installer": "NGC's source build into the system Python"},
+        "releases": NGC_VLLM_RELEASES,
+        "source": VLLM_NOTES + "rel-YY-MM.html: 'This container image contains the complete source of the version "
+                  "of vLLM in /opt/vllm. It is pre-built and installed in the default system Python environment "
+                  "(/usr/local/lib/python3.12/dist-packages/vllm)'; its contents list vLLM, flashinfer, transformers, "
+                  "flash-attention, xgrammar and NVIDIA's torch (a pre-release build: 'Torch 2.12.0a0+5aff3928d8' in "
+                  "26.05, 'NVIDIA PyTorch 25.09' in 25.10); whether the image sets PIP_CONSTRAINT (as the NGC "
+                  "PyTorch images do since 25.03) is not published where it could be read, and no constraint is "
+                  "assumed: in 26.02 a plain pip install replaced the image's torch (a public environment note, "
+                  "search-index file id 55562292605: 'Base: `nvcr.io/nvidia/vllm:26.02-py3` → torch "
+                  "`2.11.0a0+...nv26.02` ... `pip install transformer-lens` pulls a PyPI **CPU** torch 2.7.1 + "
+                  "transformers v5, **clobbering** the NVIDIA CUDA torch'), which a constraint pinning it forbids",
+    },
+    {
         "name": "vllm/vllm-openai",
         "pattern": r"^(?:docker\.io/)?vllm/vllm-openai:v(?P<vllm>\d+\.\d+\.\d+(?:\.post\d+)?)$",
         "env": {}, "cuda": None, "nvcc": None,
@@ -723,9 +936,10 @@ def main() -> None:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
         assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source",
-                            "releases", "python", "python_by"}, row
+                            "releases", "python", "python_by", "ships_complete"}, row
+        assert row.get("ships_complete", True) is not False or row.get("ships"), row["name"]
         for tag, rel in (row.get("releases") or {}).items():
-            check_release(tag, rel)
+            (check_vllm_release if row["name"] == "NGC vLLM" else check_release)(tag, rel)
         if "python_by" in row:
             assert re.compile(row["pattern"]).groupindex.get(row["python_by"]["group"]), row["name"]
             for ver, rel in row["python_by"]["values"].items():

@@ -46,6 +46,8 @@ class BaseImage:
     ships: frozenset[str] | None = frozenset()  # other Python packages the image installs; None: not known
     python: str | None = None  # "3.8": the Python of the image's default environment; None: not known
     pythons: tuple[str, ...] = ()  # where `python` is not known: the Pythons it lies between (read releases)
+    ships_all: bool = True  # False: `ships` names some of the packages the image installs, not all (NGC vLLM)
+    versions: dict[str, str] = field(default_factory=dict)  # a shipped package -> its version (public part), if read
 
 
 @lru_cache(maxsize=1)
@@ -212,7 +214,8 @@ def _series_key(series: str) -> tuple[int, ...]:
 # how an NGC release's torch was read (scripts/make_base_images.py NGC_HOW), as said in a finding
 _READ_AS = {"release-notes": "its release notes", "release-notes-copy": "its release notes",
             "jetson-matrix": "NVIDIA's PyTorch for Jetson compatibility table",
-            "tag-statement": "a public file about that tag"}
+            "tag-statement": "a public file about that tag",
+            "ngc-pytorch": "the NGC PyTorch release its release notes name"}
 
 
 def _cuda(text: str | None) -> tuple[int, int] | None:
@@ -326,7 +329,8 @@ def base_image(ref: str) -> BaseImage | None:
         if isinstance(nvcc, str):
             left, _, right = fill(nvcc).partition("==")
             nvcc = left == right
-        rel = (row.get("releases") or {}).get(f"{g['YY']}.{g['MM']}") if "YY" in g else None
+        # a tag's own release entry (NGC vLLM `26.05.post1` is a release of its own, not 26.05)
+        rel = (row.get("releases") or {}).get(f"{g['YY']}.{g['MM']}{g.get('post') or ''}") if "YY" in g else None
         torch = None
         t = row.get("torch")
         if t is not None:
@@ -386,6 +390,7 @@ def base_image(ref: str) -> BaseImage | None:
             constraint = pc["path"]
         env = {k: fill(v) if v else None for k, v in (row.get("env") or {}).items()}
         ships = row.get("ships", [])
+        versions = {k: rel[k] for k in ships or () if rel and rel.get(k)}  # NGC vLLM: the vllm its release ships
         # the tag's groups named in the text ({torch}, {cuda}) are filled; any other brace stays as written
         source = re.sub(r"\{(\w{1,20})\}", lambda m: g.get(m[1]) or m[0], row["source"])
         cuda = _cuda(fill(row.get("cuda")))
@@ -410,5 +415,6 @@ def base_image(ref: str) -> BaseImage | None:
             else:
                 between = _python_between(table, {"release": f"{g['YY']}.{g['MM']}"})
         return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
-                         ships=None if ships is None else frozenset(ships), python=python, pythons=between)
+                         ships=None if ships is None else frozenset(ships), python=python, pythons=between,
+                         ships_all=row.get("ships_complete", True), versions=versions)
     return None

@@ -525,7 +525,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     while every requirement of the new install admits it. The torch in the image comes from the
     base image (`wheeldoc/data/base_images.json`: `pytorch/pytorch:<v>-cuda<c>-…` ships torch
     `<v>`, `vllm/vllm-openai:v<x>` the torch vLLM `<x>` pins, NGC `nvcr.io/nvidia/pytorch` a
-    pre-release build) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
+    pre-release build, NGC `nvcr.io/nvidia/vllm` one too, under the vLLM its release ships: an
+    install that this vLLM satisfies keeps it) or from an earlier install in the stage chain (`torch==2.11.0+cu130`,
     an uninstall removes it; `conda install pytorch … -c pytorch`, or with `pytorch-cuda`: the
     PyTorch conda channel's torch, at most 2.5, pytorch/pytorch#138506; conda-forge's is not
     known). The new requirement comes from the torch-pin table built from the

@@ -58,6 +58,7 @@ class TorchState:
     # an unpinned torch on an image whose Python is not known: per Python, the newest release the
     # table knows for it ((python, version), …): the install took that release or a later one
     by_python: tuple[tuple[str, str], ...] = ()
+    shipped: tuple[tuple[str, str], ...] = ()  # (package, version) the base image ships, where read (NGC vLLM's vllm)
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,13 @@ def _base_state(facts: DockerFacts, step: Step) -> TorchState:
         return TorchState(None, where=f"the base image {root.base} (its config does not say whether it ships torch)",
                           ships_known=False)
     ships = img.ships if img.ships is not None else frozenset()
-    known = img.ships is not None
+    known = img.ships is not None and img.ships_all
     if img.torch is None:
         return TorchState(False, ships=ships, ships_known=known)
     return TorchState(True, img.torch.version, img.torch.prerelease,
                       f"the base image {root.base} ({img.torch.via})", img.constraint, ships,
-                      img.torch.lowest, img.torch.highest_series, known)
+                      img.torch.lowest, img.torch.highest_series, known,
+                      shipped=tuple(sorted((img.versions or {}).items())))
 
 
 def _named_torch(facts: DockerFacts, step: Step) -> tuple[bool, str | None, bool]:
@@ -1173,6 +1175,8 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
             return None  # a tagged checkout or an archive: which release it matches is not known here
         if name not in SOURCE_PINS_EXACT:
             return _default_branch(facts, step, state, name, spec, what)
+    if state is not None and not vcs and _shipped_kept(step, state, name, version, within, upgrade):
+        return None  # the image's own build of it satisfies the install: pip/uv keep it
     sure = True
     if version is None and not vcs:
         if name in PYTORCH_INDEX_SERVES and _pytorch_index_decides(facts, step):
@@ -1217,6 +1221,34 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
     return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
                        python=_python_words(python),
                        source_tree=tree, tool=step.tool, per_machine=per_machine)
+
+
+def _shipped_kept(step: Step, state: TorchState, name: str, version: str | None, within: str | None,
+                  upgrade: bool) -> bool:
+    """A package the base image ships at a version the table read (NGC vLLM's vllm, whose build carries a local
+    tag, 0.31.0+…): an install that its version satisfies keeps it, and so does an upgrade when no release in
+    the torch-pin table is newer (a local version sorts above its public one)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    from wheeldoc.data.base_images import newest_release, torch_pins
+
+    have = dict(state.shipped).get(name)
+    if have is None or name not in state.ships or step.install is None or \
+            any(step.install.has(f) for f in ("--force-reinstall", "--reinstall", "--ignore-installed")):
+        return False
+    try:
+        ver = Version(have)
+        if version is not None:
+            return SpecifierSet(f"=={version}").contains(ver, prereleases=True)
+        if within and not SpecifierSet(within).contains(ver, prereleases=True):
+            return False
+        if not upgrade:
+            return True
+        newest = newest_release(torch_pins()[name]["releases"], within)
+        return newest is not None and Version(newest) <= ver
+    except (InvalidSpecifier, InvalidVersion):
+        return False
 
 
 def _kept_maybe(state: TorchState | None) -> tuple[frozenset[str], frozenset[str]]:
