@@ -46,6 +46,7 @@ class BaseImage:
     ships: frozenset[str] | None = frozenset()  # other Python packages the image installs; None: not known
     python: str | None = None  # "3.8": the Python of the image's default environment; None: not known
     pythons: tuple[str, ...] = ()  # where `python` is not known: the Pythons it lies between (read releases)
+    env_complete: bool = True  # False: `env` lists what is known of the image's ENV, not all of it (a row says)
 
 
 @lru_cache(maxsize=1)
@@ -335,7 +336,7 @@ def base_image(ref: str) -> BaseImage | None:
                 # the tag names the series; the build took that release or a later one from its index
                 lowest = ".".join(version.split(".")[:2]) + ".0.dev0"
                 highest = last_series_on(fill(t["index_variant"])) if t.get("index_variant") else None
-                cap = t.get("highest_series")
+                cap = fill(t.get("highest_series"))  # a series, or the tag's own ("{tmaj}.{tmin}")
                 if cap and (highest is None or _series_key(cap) < _series_key(highest)):
                     highest = cap  # no build of the tag is later than this series (the row's source says why)
                 series = ".".join(version.split(".")[:2])
@@ -374,5 +375,6 @@ def base_image(ref: str) -> BaseImage | None:
             python = python or _python(rel.get("python"))
             source = f"{source}; release {g['YY']}.{g['MM']}: {rel['source']}: {rel['quote']}"
         return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
-                         ships=None if ships is None else frozenset(ships), python=python, pythons=between)
+                         ships=None if ships is None else frozenset(ships), python=python, pythons=between,
+                         env_complete=row.get("env_complete", True))
     return None
