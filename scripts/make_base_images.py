@@ -584,8 +584,9 @@ ROWS = [
     },
     {
         "name": "pytorch/pytorch",
-        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:(?P<torch>\d+\.\d+\.\d+)-cuda(?P<cuda>\d+\.\d+)-cudnn\d+-"
-                   r"(?P<flavor>runtime|devel)$",
+        # 1.9.1-cuda11.1-…: pushed after 1.10.0 was out and holds 1.10.0 (the row "pytorch/pytorch:1.9.1" below)
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:(?!1\.9\.1-cuda11\.1-)(?P<torch>\d+\.\d+\.\d+)-cuda(?P<cuda>\d+\.\d+)"
+                   r"-cudnn\d+-(?P<flavor>runtime|devel)$",
         "env": {}, "cuda": "{cuda}", "nvcc": "{flavor}==devel",
         "torch": {"version": "{torch}", "prerelease": False, "installer": "conda/pip in /opt/conda"},
         "ships": ["torchvision", "torchaudio"],
@@ -736,6 +737,29 @@ ROWS = [
                   "dev-arm64-cu13 and the manifests dev and dev-cu13: the default branch is at least as new as the newest "
                   "release, so the image holds at least the torch the newest sglang in wheeldoc's table pins (a later "
                   "release never pins an older torch, checked on the table)",
+    },
+    {
+        # the exception the pytorch/pytorch row leaves out: its tag names a torch the image does not hold
+        "name": "pytorch/pytorch:1.9.1 devel",
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:1\.9\.1-cuda(?P<cuda>11\.1)-cudnn8-devel$",
+        "env": {}, "cuda": "{cuda}", "nvcc": True, "python": "3.7",
+        "torch": {"version": "1.10.0", "prerelease": False, "installer": "conda in /opt/conda"},
+        "ships": None,
+        "source": "github.com/pytorch/pytorch issue 69685 (2021-12-09, 'Wrong PyTorch version in Docker image'): in "
+                  "pytorch/pytorch:1.9.1-cuda11.1-cudnn8-devel `conda list` shows 'pytorch 1.10.0 "
+                  "py3.7_cuda11.1_cudnn8.0.5_0' and collect_env 'PyTorch version: 1.10.0', 'CUDA used to build PyTorch: "
+                  "11.1', 'Python version: 3.7.11' (issue 72784 reports the same tag's torch does not match it); issue "
+                  "67966 (2021-11-08): the maintainer pushed the 1.9.1 images after torch 1.10.0 was out",
+    },
+    {
+        "name": "pytorch/pytorch:1.9.1 runtime",
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:1\.9\.1-cuda(?P<cuda>11\.1)-cudnn8-runtime$",
+        "env": {}, "cuda": "{cuda}", "nvcc": False,
+        "torch": {"version": None, "prerelease": False, "installer": "conda in /opt/conda"},
+        "ships": None,
+        "source": "github.com/pytorch/pytorch issue 67966 (2021-11-08): 'docker push pytorch/pytorch:1.9.1-cuda11.1-"
+                  "cudnn8-runtime' pushed with the devel tag, which holds torch 1.10.0, not 1.9.1 (issue 69685): which "
+                  "torch the runtime tag holds was not read, so its version is left unknown",
     },
     {
         # NVIDIA's and jetson-containers' l4t-pytorch images of the `r<L4T>-pth<X.Y>-py3` naming (JetPack 4/5)

@@ -93,3 +93,19 @@ def test_jetson_tags_that_do_not_name_a_series_stay_unknown(ref):
 def test_rows_that_do_not_say_env_complete_keep_the_old_meaning():
     assert base_image("nvidia/cuda:12.4.1-devel-ubuntu22.04").env_complete is True
     assert base_image("lmsysorg/sglang:v0.5.10").env_complete is True
+
+
+def test_pytorch_1_9_1_tag_holds_torch_1_10_0():
+    # issue 69685: `conda list` in the devel image shows pytorch 1.10.0 (pushed after 1.10.0 was out, issue 67966)
+    devel = base_image("pytorch/pytorch:1.9.1-cuda11.1-cudnn8-devel")
+    assert devel.torch.version == "1.10.0" and devel.python == "3.7" and devel.cuda == (11, 1) and devel.nvcc
+    runtime = base_image("pytorch/pytorch:1.9.1-cuda11.1-cudnn8-runtime")
+    assert runtime.torch is not None and runtime.torch.version is None  # not read: unknown, not 1.9.1
+    assert base_image("pytorch/pytorch:1.9.0-cuda11.1-cudnn8-devel").torch.version == "1.9.0"  # the general row
+
+
+@pytest.mark.parametrize("ref", ["pytorch/pytorch:latest", "pytorch/pytorch", "ghcr.io/pytorch/pytorch:2.1.0-devel"])
+def test_pytorch_moving_and_ghcr_tags_stay_unknown(ref):
+    # `latest` has lagged the releases (issue 6397: torch 0.2 in 2018); the ghcr `X-devel`/`X-runtime` tags were
+    # CUDA builds in one docker.Makefile and CPU builds (`X-runtime` when CUDA_VERSION_SHORT=cpu) in another
+    assert base_image(ref) is None

@@ -77,3 +77,9 @@ def test_wd409_image_whose_env_the_table_does_not_fully_know_is_info(check):
     # control: a base whose ENV the table knows in full keeps its warning
     assert wd(check("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\nRUN pip install torch==2.5.1\n" + PYTORCH3D),
               "WD409") == [(3, "warning")]
+
+
+def test_pytorch_1_9_1_devel_judged_against_the_torch_it_holds(check):
+    base = "FROM pytorch/pytorch:1.9.1-cuda11.1-cudnn8-devel\n"
+    assert wd(check(base + "RUN pip install torchvision==0.11.1\n")) == []  # torch==1.10.0: the image's own
+    assert wd(check(base + "RUN pip install torchvision==0.10.1\n")) == [(2, "error")]  # torch==1.9.1 replaces it
