@@ -816,6 +816,23 @@ ROWS = [
                   "build of it), for aarch64",
     },
     {
+        # verl's base images: NGC PyTorch with its torch swapped for a PyPI/PyTorch-index release
+        "name": "verlai/verl (base-…-torchX.Y… tags)",
+        "pattern": r"^(?:docker\.io/)?verlai/verl:base-(?:verl\d+\.\d+(?:-preview)?|v\d+)-cu\d{3}-cudnn\d+(?:\.\d+)?-torch"
+                   r"(?P<tmaj>\d+)\.(?P<tmin>\d+)(?:\.\d+)?-fa\d[\w.-]*$",
+        "env": {"TORCH_CUDA_ARCH_LIST": None}, "env_complete": False, "cuda": None, "nvcc": None,
+        "torch": {"version": "{tmaj}.{tmin}.0", "exact": False, "highest_series": "{tmaj}.{tmin}", "prerelease": False,
+                  "installer": "pip into the system Python (the NGC torch uninstalled first)"},
+        "ships": None,
+        "source": "volcengine/verl docker/*/Dockerfile.base (history to b178a3cd5): each is `FROM nvcr.io/nvidia/pytorch:"
+                  "24.08-py3` (25.02, 25.03 for the newer ones), uninstalls the NGC torch and runs `pip install torch==X.Y.Z "
+                  "torchvision… torchaudio…` (verl0.4 / v2 `torch2.6` tags: torch==2.6.0; verl0.5 `torch2.7.1`: torch==2.7.1, "
+                  "one Dockerfile.base.torch2.7.0 naming the same target installs torch==2.7.0; verl0.6 `torch2.8.0`: "
+                  "torch==2.8.0 from the cu128 index): a torch of the tag's series {tmaj}.{tmin}; no Dockerfile changes "
+                  "TORCH_CUDA_ARCH_LIST, which the NGC base sets (see the NGC PyTorch row), and the one on NGC 25.03 clears "
+                  "PIP_CONSTRAINT",
+    },
+    {
         "name": "python",
         "pattern": r"^(?:docker\.io/)?(?:library/)?python:(?P<py>\d+\.\d+(?:\.\d+)?)",
         "env": {"PYTHON_VERSION": None}, "cuda": None, "nvcc": False, "torch": None, "python": "{py}",

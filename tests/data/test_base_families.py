@@ -109,3 +109,20 @@ def test_pytorch_moving_and_ghcr_tags_stay_unknown(ref):
     # `latest` has lagged the releases (issue 6397: torch 0.2 in 2018); the ghcr `X-devel`/`X-runtime` tags were
     # CUDA builds in one docker.Makefile and CPU builds (`X-runtime` when CUDA_VERSION_SHORT=cpu) in another
     assert base_image(ref) is None
+
+
+@pytest.mark.parametrize("ref,series", [("verlai/verl:base-verl0.4-cu124-cudnn9.8-torch2.6-fa2.7.4", "2.6"),
+                                        ("verlai/verl:base-v2-cu124-cudnn9.8-torch2.6-fa2.8.0-te2.3", "2.6"),
+                                        ("verlai/verl:base-verl0.5-cu126-cudnn9.8-torch2.7.1-fa2.8.0-fi0.2.6", "2.7"),
+                                        ("verlai/verl:base-verl0.6-cu128-cudnn9.8-torch2.8.0-fa2.7.4", "2.8")])
+def test_verl_base_tags_hold_a_torch_of_the_tag_series(ref, series):
+    # a series, not the exact version: one Dockerfile naming the torch2.7.1 target installs torch==2.7.0
+    img = base_image(ref)
+    assert img.torch.version is None and img.torch.lowest == f"{series}.0.dev0" and img.torch.highest_series == series
+    assert img.env == {"TORCH_CUDA_ARCH_LIST": None} and not img.env_complete  # the NGC base's list, inherited
+
+
+@pytest.mark.parametrize("ref", ["verlai/verl:app-verl0.6-transformers4.56.1-sglang0.5.2-mcore0.13.0-te2.2",
+                                 "verlai/verl:sgl056.exp", "verlai/verl:vll012.exp"])
+def test_verl_application_and_experiment_tags_stay_unknown(ref):
+    assert base_image(ref) is None

@@ -83,3 +83,10 @@ def test_pytorch_1_9_1_devel_judged_against_the_torch_it_holds(check):
     base = "FROM pytorch/pytorch:1.9.1-cuda11.1-cudnn8-devel\n"
     assert wd(check(base + "RUN pip install torchvision==0.11.1\n")) == []  # torch==1.10.0: the image's own
     assert wd(check(base + "RUN pip install torchvision==0.10.1\n")) == [(2, "error")]  # torch==1.9.1 replaces it
+
+
+def test_verl_base_a_pin_outside_the_series_replaces_torch(check):
+    base = "FROM verlai/verl:base-verl0.5-cu126-cudnn9.8-torch2.7.1-fa2.8.0-fi0.2.6\n"
+    assert wd(check(base + "RUN pip install vllm==0.6.3\n")) == [(2, "error")]  # torch==2.4.0
+    assert wd(check(base + "RUN pip install vllm==0.9.1\n")) == [(2, "info")]  # torch==2.7.0: 2.7.0 or 2.7.1 there
+    assert wd(check(base + PYTORCH3D), "WD409") == []  # TORCH_CUDA_ARCH_LIST comes from the NGC base
