@@ -7,7 +7,9 @@ tag pattern, each row with the published source it was read from.
 The rows are written out here from those sources (Dockerfiles and release notes, read with the
 public-source tools); the script validates them and writes the table. What a row leaves out is
 unknown, and the rules judge nothing from it. Tag patterns are regular expressions over the
-image reference; named groups fill `{name}` in the values. Rows match in order.
+image reference; named groups fill `{name}` in the values. Rows match in order. A row with
+`"env_complete": False` lists the ENV known to be set, not all of the image's ENV: a variable it does not
+name may still be set (WD409 then does not call an architecture list missing).
 """
 
 from __future__ import annotations
@@ -774,8 +776,9 @@ ROWS = [
     },
     {
         "name": "pytorch/pytorch",
-        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:(?P<torch>\d+\.\d+\.\d+)-cuda(?P<cuda>\d+\.\d+)-cudnn\d+-"
-                   r"(?P<flavor>runtime|devel)$",
+        # 1.9.1-cuda11.1-…: pushed after 1.10.0 was out and holds 1.10.0 (the row "pytorch/pytorch:1.9.1" below)
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:(?!1\.9\.1-cuda11\.1-)(?P<torch>\d+\.\d+\.\d+)-cuda(?P<cuda>\d+\.\d+)"
+                   r"-cudnn\d+-(?P<flavor>runtime|devel)$",
         "env": {}, "cuda": "{cuda}", "nvcc": "{flavor}==devel",
         "torch": {"version": "{torch}", "prerelease": False, "installer": "conda/pip in /opt/conda"},
         "ships": ["torchvision", "torchaudio"],
@@ -894,6 +897,155 @@ ROWS = [
                   "wheeldoc/data/torch_pins.json) on an nvidia/cuda devel image",
     },
     {
+        # the release tags with a CUDA, build-type, target or platform suffix: `v0.4.6.post1-cu124`, `v0.3.0-cu121-srt`,
+        # `v0.5.0-cu129-amd64`, `v0.5.16-cu130`, `v0.5.14-runtime`. The image CUDA is left unknown: the cu118..cu125
+        # tags were built on nvcr.io/nvidia/tritonserver:24.04-py3-min whatever the tag said (the CUDA picked only
+        # the torch index), and nvcc too (the `-runtime` target is a slimmer stage). ROCm (`-rocm700-mi35x`), NPU
+        # and pre-release (`v0.5.0rc0-cu126`) tags do not match.
+        "name": "lmsysorg/sglang (release tags with a suffix)",
+        "pattern": r"^(?:docker\.io/)?lmsysorg/sglang:v(?P<sglang>\d+\.\d+\.\d+(?:\.post\d+)?)(?:-cu1[1-3]\d)?(?:-srt)?"
+                   r"(?:-runtime)?(?:-(?:amd64|arm64))?$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "pin-of:sglang=={sglang}", "prerelease": False, "installer": "pip into the system Python"},
+        "ships": ["sglang"],
+        "source": "sgl-project/sglang .github/workflows/release-docker.yml (01d2a3d0d57bc35da92de3833d72412c0b448210: "
+                  "`tag=v${version}-${cuda_tag}` (cu118/cu121/cu124/cu125) plus `-srt` for BUILD_TYPE=srt, each built "
+                  "from docker/Dockerfile when python/sglang/version.py changes on main; 64ec4f88e1ee38fff05d2df5987f2f995c995828: "
+                  "`v${version}-cu129-amd64` / `-cu129-arm64` and their manifest `v${version}`), "
+                  ".github/workflows/_docker-build-and-publish.yml (16739a60a4dcc0f1219afa562f4eb66c56034fde: cu129 and "
+                  "cu130 builds of docker/Dockerfile with SGL_VERSION, tags from a per-CUDA tag list) and docker/Dockerfile "
+                  "(924d890f1c840188bf6ffd9ccd62e7508cc248a2: `pip install -e \"python[${BUILD_TYPE}]\"` of the checked-out "
+                  "tree; a later docker/Dockerfile of the same build, search-index file id 17896931870, clones `--branch "
+                  "v${SGL_VERSION}` and installs `python[${BUILD_TYPE}]` the same way): the image holds sglang {sglang} with the torch its srt extra pins (wheeldoc/data/torch_pins.json); "
+                  "the `-runtime` target copies the framework stage's /usr/local/lib/python3.12/dist-packages "
+                  "(sgl-project/sglang pull 13861, 'dockerfile: add lightweight runtime stage')",
+    },
+    {
+        # `latest` moves with each release: a floor, as for vllm/vllm-openai:latest (`_check_newest_pin_floor`)
+        "name": "lmsysorg/sglang (latest)",
+        "pattern": r"^(?:docker\.io/)?lmsysorg/sglang(?::latest)?$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "newest-pin-of:sglang", "prerelease": False, "installer": "pip into the system Python"},
+        "ships": ["sglang"],
+        "source": "sgl-project/sglang .github/workflows/release-docker.yml, run when python/sglang/version.py changes on "
+                  "main (a release): at 01d2a3d0d57bc35da92de3833d72412c0b448210 `docker tag lmsysorg/sglang:${tag} "
+                  "lmsysorg/sglang:latest` after each release build, at 64ec4f88e1ee38fff05d2df5987f2f995c995828 `docker "
+                  "buildx imagetools create -t lmsysorg/sglang:latest lmsysorg/sglang:v${version}-cu129-amd64 …`: `latest` "
+                  "is the newest release, so an image pulled now holds at least the newest sglang in wheeldoc's table and "
+                  "the torch its srt extra pins (a later release never pins an older torch, checked on the table)",
+    },
+    {
+        # the nightly development image, rebuilt daily from the default branch
+        "name": "lmsysorg/sglang (dev)",
+        "pattern": r"^(?:docker\.io/)?lmsysorg/sglang:dev(?:-(?:x86|arm64))?(?:-cu13)?$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "newest-pin-of:sglang", "prerelease": False, "installer": "pip into the system Python"},
+        "ships": ["sglang"],
+        "source": "sgl-project/sglang .github/workflows/release-docker-dev.yml (00c56c229c8798e2a14d1f9d5b70b50141e37014): "
+                  "a daily schedule builds docker/Dockerfile `--target framework` with `USE_LATEST_SGLANG=1` (a clone of "
+                  "the default branch, installed as `python[all]`) and pushes dev-x86, dev-arm64, dev-x86-cu13, "
+                  "dev-arm64-cu13 and the manifests dev and dev-cu13: the default branch is at least as new as the newest "
+                  "release, so the image holds at least the torch the newest sglang in wheeldoc's table pins (a later "
+                  "release never pins an older torch, checked on the table)",
+    },
+    {
+        # the exception the pytorch/pytorch row leaves out: its tag names a torch the image does not hold
+        "name": "pytorch/pytorch:1.9.1 devel",
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:1\.9\.1-cuda(?P<cuda>11\.1)-cudnn8-devel$",
+        "env": {}, "cuda": "{cuda}", "nvcc": True, "python": "3.7",
+        "torch": {"version": "1.10.0", "prerelease": False, "installer": "conda in /opt/conda"},
+        "ships": None,
+        "source": "github.com/pytorch/pytorch issue 69685 (2021-12-09, 'Wrong PyTorch version in Docker image'): in "
+                  "pytorch/pytorch:1.9.1-cuda11.1-cudnn8-devel `conda list` shows 'pytorch 1.10.0 "
+                  "py3.7_cuda11.1_cudnn8.0.5_0' and collect_env 'PyTorch version: 1.10.0', 'CUDA used to build PyTorch: "
+                  "11.1', 'Python version: 3.7.11' (issue 72784 reports the same tag's torch does not match it); issue "
+                  "67966 (2021-11-08): the maintainer pushed the 1.9.1 images after torch 1.10.0 was out",
+    },
+    {
+        "name": "pytorch/pytorch:1.9.1 runtime",
+        "pattern": r"^(?:docker\.io/)?pytorch/pytorch:1\.9\.1-cuda(?P<cuda>11\.1)-cudnn8-runtime$",
+        "env": {}, "cuda": "{cuda}", "nvcc": False,
+        "torch": {"version": None, "prerelease": False, "installer": "conda in /opt/conda"},
+        "ships": None,
+        "source": "github.com/pytorch/pytorch issue 67966 (2021-11-08): 'docker push pytorch/pytorch:1.9.1-cuda11.1-"
+                  "cudnn8-runtime' pushed with the devel tag, which holds torch 1.10.0, not 1.9.1 (issue 69685): which "
+                  "torch the runtime tag holds was not read, so its version is left unknown",
+    },
+    {
+        # NVIDIA's and jetson-containers' l4t-pytorch images of the `r<L4T>-pth<X.Y>-py3` naming (JetPack 4/5)
+        "name": "l4t-pytorch (r<L4T>-pth<X.Y>-py3 tags)",
+        "pattern": r"^(?:nvcr\.io/nvidia|(?:docker\.io/)?dustynv)/l4t-pytorch:r(?P<l4t>\d+\.\d+\.\d+)-pth(?P<tmaj>\d+)\."
+                   r"(?P<tmin>\d+)-py3$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "{tmaj}.{tmin}.0", "exact": False, "highest_series": "{tmaj}.{tmin}", "prerelease": None,
+                  "installer": "NVIDIA's Jetson (aarch64) wheel, not PyPI"},
+        "ships": None,
+        "source": "dusty-nv/jetson-containers scripts/docker_build_ml.sh (at e2ae5a48, 2023-08-01): build_pytorch installs "
+                  "one NVIDIA Jetson wheel of series X.Y per tag `l4t-pytorch:r$L4T_VERSION-pthX.Y-py3` (e.g. "
+                  "torch-1.12.0a0+8a1a93a9.nv22.5 for pth1.12, torch-2.0.0+nv23.05 for pth2.0, torch-1.10.0 for pth1.10), "
+                  "and its README (at 419aa138, 2023-05-25) lists these as the images pulled from NGC "
+                  "(nvcr.io/nvidia/l4t-pytorch:r35.2.1-pth2.0-py3, …:r32.4.3-pth1.6-py3) or Docker Hub: a torch of series "
+                  "{tmaj}.{tmin} (a release or an NVIDIA pre-release build of it), for aarch64",
+    },
+    {
+        # jetson-containers' `<X.Y>-r<L4T>` tags (JetPack 5/6) from L4T r36.3 on: built after TORCH_CUDA_ARCH_LIST
+        # became an ENV of every PyTorch container (2024-01-12; r36.3 support came 2024-05-07)
+        "name": "jetson-containers pytorch (X.Y-r<L4T> tags, r36.3 and later)",
+        "pattern": r"^(?:docker\.io/)?dustynv/(?:l4t-)?pytorch:(?P<tmaj>\d+)\.(?P<tmin>\d+)(?:\.\d+)?-r(?P<l4t>36\.(?:[3-9]|"
+                   r"\d{2})\.\d+|3[7-9]\.\d+\.\d+|[4-9]\d\.\d+\.\d+)(?:-cu\d{3})?(?:-\d{2}\.\d{2})?$",
+        "env": {"TORCH_CUDA_ARCH_LIST": None}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "{tmaj}.{tmin}.0", "exact": False, "highest_series": "{tmaj}.{tmin}", "prerelease": None,
+                  "installer": "the Jetson pip server's (or a source) build into the system Python, not PyPI"},
+        "ships": None,
+        "source": "dusty-nv/jetson-containers packages/pytorch (packages/ml/pytorch) config.py: package `pytorch:X.Y` "
+                  "passes TORCH_VERSION=X.Y, install.sh runs `pip3 install torch==${TORCH_VERSION}` from the Jetson pip "
+                  "server (522265ef, 2024-09-30) or `uv pip install torch==${TORCH_VERSION} || uv pip install "
+                  "--prerelease=allow \"torch>=${PYTORCH_BUILD_VERSION}.dev,<=${PYTORCH_BUILD_VERSION}\"` (dd206bfe), else "
+                  "build.sh builds that version; its Dockerfile sets `ENV TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_ARGS}` "
+                  "since 337f1d17 (2024-01-12, 'added TORCH_CUDA_ARCH_LIST to all PyTorch containers'; still at dd206bfe) "
+                  "and L4T r36.3 images exist since 7a20acb1 (2024-05-07): a torch of series {tmaj}.{tmin} for aarch64 "
+                  "(l4t-pytorch is built on that package), TORCH_CUDA_ARCH_LIST set to the build's GPUs (value not known)",
+    },
+    {
+        # the same tags for L4T before r36.3 (JetPack 4/5, r36.2): built before or after 2024-01-12, so whether
+        # TORCH_CUDA_ARCH_LIST is set is not known
+        "name": "jetson-containers pytorch (X.Y-r<L4T> tags, before r36.3)",
+        "pattern": r"^(?:docker\.io/)?dustynv/(?:l4t-)?pytorch:(?P<tmaj>\d+)\.(?P<tmin>\d+)(?:\.\d+)?-r(?P<l4t>3[2-6]\.\d+"
+                   r"\.\d+)(?:-cu\d{3})?(?:-\d{2}\.\d{2})?$",
+        "env": {}, "cuda": None, "nvcc": None,
+        "env_complete": False,
+        "torch": {"version": "{tmaj}.{tmin}.0", "exact": False, "highest_series": "{tmaj}.{tmin}", "prerelease": None,
+                  "installer": "NVIDIA's Jetson (aarch64) wheel, not PyPI"},
+        "ships": None,
+        "source": "dusty-nv/jetson-containers packages/pytorch/config.py (cfa8c9cf, 2023-12): `pytorch('X.Y', <wheel>, "
+                  "<url>, <L4T>)` installs one NVIDIA Jetson wheel of series X.Y per package `pytorch:X.Y` (e.g. 2.1 -> "
+                  "torch-2.1.0a0+41361538.nv23.06 on r35, torch-2.1.0 on r36; 1.13 -> torch-1.13.0a0+340c4120.nv22.06), "
+                  "the image tag being `X.Y-r<L4T>`: a torch of series {tmaj}.{tmin} (a release or an NVIDIA pre-release "
+                  "build of it), for aarch64",
+    },
+    {
+        # verl's base images: NGC PyTorch with its torch swapped for a PyPI/PyTorch-index release
+        "name": "verlai/verl (base-…-torchX.Y… tags)",
+        "pattern": r"^(?:docker\.io/)?verlai/verl:base-(?:verl\d+\.\d+(?:-preview)?|v\d+)-cu\d{3}-cudnn\d+(?:\.\d+)?-torch"
+                   r"(?P<tmaj>\d+)\.(?P<tmin>\d+)(?:\.\d+)?-fa\d[\w.-]*$",
+        "env": {"TORCH_CUDA_ARCH_LIST": None}, "env_complete": False, "cuda": None, "nvcc": None,
+        "torch": {"version": "{tmaj}.{tmin}.0", "exact": False, "highest_series": "{tmaj}.{tmin}", "prerelease": False,
+                  "installer": "pip into the system Python (the NGC torch uninstalled first)"},
+        "ships": None,
+        "source": "volcengine/verl docker/*/Dockerfile.base (history to b178a3cd5): each is `FROM nvcr.io/nvidia/pytorch:"
+                  "24.08-py3` (25.02, 25.03 for the newer ones), uninstalls the NGC torch and runs `pip install torch==X.Y.Z "
+                  "torchvision… torchaudio…` (verl0.4 / v2 `torch2.6` tags: torch==2.6.0; verl0.5 `torch2.7.1`: torch==2.7.1, "
+                  "one Dockerfile.base.torch2.7.0 naming the same target installs torch==2.7.0; verl0.6 `torch2.8.0`: "
+                  "torch==2.8.0 from the cu128 index): a torch of the tag's series {tmaj}.{tmin}; no Dockerfile changes "
+                  "TORCH_CUDA_ARCH_LIST, which the NGC base sets (see the NGC PyTorch row), and the one on NGC 25.03 clears "
+                  "PIP_CONSTRAINT",
+    },
+    {
         "name": "python",
         "pattern": r"^(?:docker\.io/)?(?:library/)?python:(?P<py>\d+\.\d+(?:\.\d+)?)",
         "env": {"PYTHON_VERSION": None}, "cuda": None, "nvcc": False, "torch": None, "python": "{py}",
@@ -932,11 +1084,12 @@ def _check_newest_pin_floor(package: str) -> None:
 
 def main() -> None:
     _check_newest_pin_floor("vllm")
+    _check_newest_pin_floor("sglang")
     for row in ROWS:
         re.compile(row["pattern"])
         assert row["source"], row["name"]
         assert set(row) <= {"name", "pattern", "env", "cuda", "nvcc", "torch", "pip_constraint", "ships", "source",
-                            "releases", "python", "python_by", "ships_complete"}, row
+                            "releases", "python", "python_by", "ships_complete", "env_complete"}, row
         assert row.get("ships_complete", True) is not False or row.get("ships"), row["name"]
         for tag, rel in (row.get("releases") or {}).items():
             (check_vllm_release if row["name"] == "NGC vLLM" else check_release)(tag, rel)

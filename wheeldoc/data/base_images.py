@@ -48,6 +48,7 @@ class BaseImage:
     pythons: tuple[str, ...] = ()  # where `python` is not known: the Pythons it lies between (read releases)
     ships_all: bool = True  # False: `ships` names some of the packages the image installs, not all (NGC vLLM)
     versions: dict[str, str] = field(default_factory=dict)  # a shipped package -> its version (public part), if read
+    env_complete: bool = True  # False: `env` lists what is known of the image's ENV, not all of it (a row says)
 
 
 @lru_cache(maxsize=1)
@@ -358,7 +359,7 @@ def base_image(ref: str) -> BaseImage | None:
                 # the tag names the series; the build took that release or a later one from its index
                 lowest = ".".join(version.split(".")[:2]) + ".0.dev0"
                 highest = last_series_on(fill(t["index_variant"])) if t.get("index_variant") else None
-                cap = t.get("highest_series")
+                cap = fill(t.get("highest_series"))  # a series, or the tag's own ("{tmaj}.{tmin}")
                 if cap and (highest is None or _series_key(cap) < _series_key(highest)):
                     highest = cap  # no build of the tag is later than this series (the row's source says why)
                 series = ".".join(version.split(".")[:2])
@@ -416,5 +417,6 @@ def base_image(ref: str) -> BaseImage | None:
                 between = _python_between(table, {"release": f"{g['YY']}.{g['MM']}"})
         return BaseImage(ref, row["name"], cuda, nvcc, torch, env, constraint, source,
                          ships=None if ships is None else frozenset(ships), python=python, pythons=between,
-                         ships_all=row.get("ships_complete", True), versions=versions)
+                         ships_all=row.get("ships_complete", True), versions=versions,
+                         env_complete=row.get("env_complete", True))
     return None

@@ -116,7 +116,7 @@ def merge(ref: str, env: dict[str, str]) -> BaseImage:
     for k, v in env.items():
         new_env[k] = v
         sources[f"env.{k}"] = "daemon"
-    changes: dict = {"env": new_env}
+    changes: dict = {"env": new_env, "env_complete": True}  # the daemon's config holds the whole ENV
     cuda = _cuda(env.get("CUDA_VERSION"))
     if cuda is not None:
         changes["cuda"] = cuda

@@ -1846,6 +1846,9 @@ def cuda_build_without_arch_list(facts: DockerFacts, ctx: Context) -> Iterator[F
         if img is None and sure:
             sure = False  # a base the table does not know may set the list (jetson-containers' torch images do)
             why_sure += f"; but the base image {root.base} is not in the base-image table and may set it"
+        elif img is not None and not img.env_complete and sure:
+            sure = False  # the table knows the image's torch, not its whole ENV
+            why_sure += f"; but the base-image table does not know all the ENV of {root.base}, which may set it"
         severity = Severity.WARNING if sure else Severity.INFO
         confidence = "high" if sure else "low"
         edit = None
