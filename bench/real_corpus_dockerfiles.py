@@ -34,17 +34,18 @@ def labels(corpus: Path = CORPUS) -> dict:
     return json.loads((corpus / "labels.json").read_text())
 
 
-def run_wheeldoc(paths: list[Path], contexts: Path | None = None) -> list[dict]:
+def run_wheeldoc(paths: list[Path], contexts: Path | None = None, flags: tuple[str, ...] = ()) -> list[dict]:
     """One `wheeldoc check --format json` over every file (the CLI, as a user runs it); a file
-    with a folder of the same name under `contexts` is checked on its own with `--context`."""
+    with a folder of the same name under `contexts` is checked on its own with `--context`.
+    `flags`: more options for every run (`--resolve`)."""
     if contexts is not None:
         own = [p for p in paths if (contexts / p.name).is_dir()]
         rest = [p for p in paths if p not in own]
-        out = run_wheeldoc(rest) if rest else []
+        out = run_wheeldoc(rest, flags=flags) if rest else []
         for p in own:
-            out += _run([str(p), "--context", str(contexts / p.name)])
+            out += _run([str(p), "--context", str(contexts / p.name), *flags])
         return out
-    return _run([str(p) for p in paths])
+    return _run([str(p) for p in paths] + list(flags))
 
 
 def _run(args: list[str]) -> list[dict]:
@@ -63,12 +64,12 @@ def instruction_span(path: Path, line: int) -> tuple[int, int]:
     return (ins.start_line, ins.end_line) if ins is not None else (line, line)
 
 
-def measure(corpus: Path = CORPUS, contexts: Path | None = None) -> dict:
+def measure(corpus: Path = CORPUS, contexts: Path | None = None, flags: tuple[str, ...] = ()) -> dict:
     lab = labels(corpus)
     rules = lab["rules"]
     names = sorted(lab["files"])
     paths = [corpus / n for n in names]
-    findings = run_wheeldoc(paths, contexts)
+    findings = run_wheeldoc(paths, contexts, flags)
 
     def key(f: dict) -> str:  # the labels' key: the path inside the corpus (`case/Dockerfile`)
         path = (ROOT / f["path"]).resolve()
@@ -144,8 +145,10 @@ def main() -> None:
                     help="folder with the Dockerfiles and their labels.json (default: the tuning corpus)")
     ap.add_argument("--contexts", type=Path, default=None,
                     help="folder of build contexts, one folder per Dockerfile name (checked with --context)")
+    ap.add_argument("--resolve", action="store_true",
+                    help="check with --resolve: packages the torch-pin table does not hold are read from PyPI")
     a = ap.parse_args()
-    m = measure(a.corpus.resolve(), a.contexts.resolve() if a.contexts else None)
+    m = measure(a.corpus.resolve(), a.contexts.resolve() if a.contexts else None, ("--resolve",) if a.resolve else ())
     if a.json:
         print(json.dumps({k: v for k, v in m.items() if k != "details"}, indent=1))
     else:

@@ -123,7 +123,7 @@ def _newest_files(page: dict) -> list[dict]:
 
 def newest_wheel(page: dict) -> tuple[str | None, dict | None]:
     """(newest final non-yanked version, the wheel of it to read or None when it has no wheel)."""
-    from make_torch_pins import final_file, wheel_rank
+    from wheeldoc.data.pin_rows import final_file, wheel_rank
 
     best: dict = {}
     for f in _newest_files(page):
@@ -151,7 +151,7 @@ def torch_outside_extra(meta_text: str) -> list[str]:
     linux for some machine x Python of the marker axes."""
     from email.parser import Parser
 
-    from make_torch_pins import encode_marker
+    from wheeldoc.data.pin_rows import encode_marker
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.utils import canonicalize_name
 

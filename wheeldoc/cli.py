@@ -126,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--resolve", action="store_true",
                    help="resolve requirements.in / pyproject inputs with the real `uv pip compile` first "
-                        "(from wheels only: uv --no-build)")
+                        "(from wheels only: uv --no-build); Dockerfiles: read what packages the torch-pin table "
+                        "does not hold ask of torch from the index (--index-url, default PyPI: PEP 691 pages and "
+                        "the METADATA of the releases an install could take; nothing is installed or built)")
     p.add_argument("--allow-build", action="store_true",
                    help="with --resolve: let uv build local source trees and sdists to read their metadata "
                         "(this runs their build backends, i.e. their code)")

@@ -68,10 +68,26 @@ class _Pins(Mapping):
     def __init__(self, raw: dict) -> None:
         self._raw, self._done = raw, {}
 
+    def add(self, name: str, body: dict) -> None:
+        """A package the table does not hold, read for this run (`check --resolve`): `releases` as
+        version -> row, and `origin`, where it was read."""
+        if name not in self._raw:
+            self._raw[name] = body
+            self._done.pop(name, None)
+
+    def drop_added(self) -> None:
+        """Forget what `add` put in (the end of a `check --resolve` run)."""
+        for name in [n for n, v in self._raw.items() if isinstance(v, dict) and "origin" in v]:
+            del self._raw[name]
+            self._done.pop(name, None)
+
     def __getitem__(self, name: str) -> dict:
         body = self._done.get(name)
         if body is None:
             text = self._raw[name]
+            if isinstance(text, dict) and "releases" in text:
+                self._done[name] = text
+                return text
             body = json.loads(text) if isinstance(text, str) else text
             body["releases"] = {v: row for row, versions in body.pop("rows") for v in versions.split()}
             self._done[name] = body

@@ -45,7 +45,7 @@ def wd4_rules() -> list:
 
 
 def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None,
-                 context: str | None = None) -> tuple[Dockerfile, list[Finding]]:
+                 context: str | None = None, env=None) -> tuple[Dockerfile, list[Finding]]:
     """Parse, build the stage graph and run every enabled WD4 rule. Raises `InputError`
     (`LimitExceeded` when variable expansion runs past its budget, see lexer.expansion_budget).
     `bases`: image ref -> BaseImage read from the Docker daemon (`--pull-base`); `context`: the
@@ -57,7 +57,7 @@ def analyze_text(text: str, path: str, ctx: Context, bases: dict | None = None,
     try:
         with expansion_budget(len(text)):
             graph = analyze(df)
-            facts = DockerFacts(df, graph, ctx.target, context=context, text=text, bases=bases)
+            facts = DockerFacts(df, graph, ctx.target, context=context, text=text, bases=bases, env=env)
             findings: list[Finding] = []
             for r in wd4_rules():
                 if ctx.enabled(r.code):
@@ -204,12 +204,60 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
     text = data.decode("utf-8")
     context = build_context(args)
     bases = None
-    if pull_base_wanted(settings, args):
-        bases, notes = _pull_base(df, text, p, ctx, report)
-        df, findings = analyze_text(text, p, ctx, bases, context)
-        findings.extend(notes)
-    else:
-        df, findings = analyze_text(text, p, ctx, context=context)
+    env, read_notes = _resolve(df, text, p, ctx, context, args) if getattr(args, "resolve", False) else (None, [])
+    try:
+        if pull_base_wanted(settings, args):
+            bases, notes = _pull_base(df, text, p, ctx, report)
+            df, findings = analyze_text(text, p, ctx, bases, context, env)
+            findings.extend(notes)
+        else:
+            df, findings = analyze_text(text, p, ctx, context=context, env=env)
+        findings.extend(read_notes)
+        return _fixes(findings, df, text, p, ctx, args, report, bases, context, env, from_stdin, path)
+    finally:
+        if env is not None:
+            from wheeldoc.data.base_images import torch_pins
+
+            torch_pins().drop_added()
+
+
+def _resolve(df: Dockerfile, text: str, path: str, ctx: Context, context: str | None,
+             args: argparse.Namespace) -> tuple[object, list[Finding]]:
+    """`--resolve`: packages the torch-pin table does not hold, read from the index for this run
+    (dockerfile/resolve.py); the tool environment that counts them as torch dependents, and a WD002
+    note (info) for what could not be read."""
+    from dataclasses import replace
+
+    from wheeldoc.binary.indexmeta import PYPI, IndexReader, IndexReadError
+    from wheeldoc.core.cache import default_dir
+    from wheeldoc.core.model import Location, Severity
+    from wheeldoc.data.base_images import torch_pins
+    from wheeldoc.dockerfile import resolve
+
+    facts = DockerFacts(df, analyze(df), ctx.target, context=context, text=text)
+    try:
+        reader = IndexReader(getattr(args, "index_url", None) or PYPI, default_dir() / "index-metadata")
+        got = resolve.read(facts, reader)
+    except IndexReadError as e:
+        got = resolve.Resolved({}, frozenset(), error=str(e))
+    for name, body in got.bodies.items():
+        torch_pins().add(name, body)
+    env = replace(facts.env, torch_dependents=facts.env.torch_dependents | got.dependents)
+    notes = []
+    if got.error or got.left:
+        why = "; ".join(x for x in (f"the index could not be read ({got.error})" if got.error else "",
+                                    f"{len(got.left)} packages past the first {resolve.MAX_PACKAGES} were not "
+                                    f"read ({', '.join(got.left[:5])}{' …' if len(got.left) > 5 else ''})"
+                                    if got.left else "") if x)
+        notes.append(Finding("WD002", "part of an input could not be analyzed", Severity.INFO, Location(path, 1),
+                             f"--resolve: {why}; what those packages ask of torch stays unknown",
+                             data={"resolve": True}))
+    return env, notes
+
+
+def _fixes(findings: list[Finding], df: Dockerfile, text: str, p: str, ctx: Context, args: argparse.Namespace,
+           report: Report, bases, context, env, from_stdin: bool, path: Path
+           ) -> tuple[list[Finding], Callable[[Finding], bool]]:
     suppressed = suppressor(df, p)
     want_diff = bool(getattr(args, "diff", False))
     want_fix = bool(getattr(args, "fix", False)) and not want_diff and not from_stdin
@@ -224,7 +272,7 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
     if want_diff:
         report.extra.setdefault("diff", []).append({"path": p, "diff": unified_diff(text, new_text, p)})
         return findings, suppressed
-    new_df, after = analyze_text(new_text, p, ctx, bases, context)  # never write a file that no longer parses
+    new_df, after = analyze_text(new_text, p, ctx, bases, context, env)  # never write a file that no longer parses
     try:
         write_atomically(Path(os.path.realpath(path)), new_text)  # through a symlink, not over it
     except OSError as e:

@@ -805,6 +805,12 @@ def _with_argv(cmd: Command, argv: tuple[str, ...]) -> Command:
     return replace(cmd, argv=argv)
 
 
+def requirement(spec: str) -> Requirement | None:
+    """A requirement as written on an install line (`vllm==0.9.1`, `flash-attn>=2`); None for a path,
+    an option or what does not parse."""
+    return _requirement(spec)
+
+
 def _requirement(spec: str) -> Requirement | None:
     if _is_path(spec) or spec.startswith("-"):
         return None

@@ -1218,9 +1218,11 @@ def _one(facts: DockerFacts, step: Step, state: TorchState | None, spec: str, wh
     if vcs:
         tree = (f"a clone of {name}'s default branch" if spec.startswith((".", "/")) else
                 f"{name} from its repository's default branch")
+    origin = pins[name].get("origin")
     return Requirement(name, version, spec_t, exact, newest, what, sure=sure, candidates=cands,
                        python=_python_words(python),
-                       source_tree=tree, tool=step.tool, per_machine=per_machine)
+                       source_tree=tree, tool=step.tool, per_machine=per_machine,
+                       **({"source": origin} if origin else {}))
 
 
 def _shipped_kept(step: Step, state: TorchState, name: str, version: str | None, within: str | None,
