@@ -30,3 +30,18 @@ def test_heldout2_numbers(measured: dict) -> None:
     assert measured["clean_files_with_findings"] == []
     misses = missed(measured)
     assert misses == ["project-b__Dockerfile/Dockerfile", "project-b__Dockerfile/Dockerfile"]
+
+
+@pytest.mark.slow
+def test_heldout2_with_resolve_reads_what_the_table_lacks_from_pypi() -> None:
+    # `--resolve` reads ont-bonito (beyond the table) from PyPI: project-b's two defects are found,
+    # and no file labelled clean gains a warning or an error from what the index says
+    from wheeldoc.binary.indexmeta import IndexReader, IndexReadError
+
+    try:
+        IndexReader().files("ont-bonito")
+    except IndexReadError as e:
+        pytest.skip(f"PyPI not reachable: {e}")
+    m = bench().measure(CORPUS, flags=("--resolve",))
+    assert (m["defects"], m["tp"], m["fp"], m["miss"]) == (9, 9, 0, 0)
+    assert m["clean_files_with_findings"] == []
