@@ -32,7 +32,6 @@ YY.MM) can be bounded.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 import threading
@@ -159,69 +158,14 @@ def http_get(url: str, headers: dict | None = None) -> bytes | None:
     raise err
 
 
-class _RangeFile(io.RawIOBase):
-    """A remote file read with HTTP range requests, enough for zipfile to read one member."""
-
-    def __init__(self, url: str, size: int | None) -> None:
-        import urllib.request
-
-        self.url, self.pos = url, 0
-        self.tail: tuple[int, bytes] | None = None
-        if size is None:
-            with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
-                size = int(r.headers["Content-Length"])
-        self.size = size
-
-    def seekable(self) -> bool:
-        return True
-
-    def readable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seek(self, off: int, whence: int = 0) -> int:
-        self.pos = off if whence == 0 else self.pos + off if whence == 1 else self.size + off
-        return self.pos
-
-    def readinto(self, buf) -> int:
-        data = self.read(len(buf))
-        buf[: len(data)] = data
-        return len(data)
-
-    def read(self, n: int = -1) -> bytes:
-        end = self.size if n is None or n < 0 else min(self.size, self.pos + n)
-        if end <= self.pos:
-            return b""
-        if self.tail is None:  # the zip directory is at the end: one request brings it
-            start = max(0, self.size - TAIL)
-            self.tail = (start, self._get(start, self.size))
-        t0, data = self.tail
-        if self.pos >= t0:
-            out = data[self.pos - t0:end - t0]
-        else:
-            out = self._get(self.pos, end)
-        self.pos += len(out)
-        return out
-
-    def _get(self, start: int, end: int) -> bytes:
-        body = http_get(self.url, {"Range": f"bytes={start}-{end - 1}"})
-        if body is None:
-            raise OSError(f"{self.url}: not found")
-        return body
-
-
-TAIL = 256 * 1024
-
-
 def range_metadata(url: str, size: int | None = None) -> str:
-    """The METADATA member of a remote wheel, read through range requests."""
-    import zipfile
+    """The METADATA member of a remote wheel, read through range requests (wheeldoc's own reader)."""
+    from wheeldoc.binary.indexmeta import IndexReader
 
-    with zipfile.ZipFile(io.BufferedReader(_RangeFile(url, size), buffer_size=64 * 1024)) as z:
-        name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1)
-        return z.read(name).decode("utf-8", "replace")
+    text = IndexReader().member_metadata(url, size)
+    if text is None:
+        raise OSError(f"{url}: no METADATA member read")
+    return text
 
 
 def page(pkg: str) -> dict:

@@ -71,7 +71,7 @@ class IndexReader:
             return cached
         body = self._get(file["url"] + ".metadata", METADATA_LIMIT)
         if body is None:
-            text = self._member(file)  # no PEP 658 file: the wheel's METADATA member, by range requests
+            text = self.member_metadata(file["url"], file.get("size"))  # no PEP 658 file: the wheel's METADATA member, by range requests
             if text is None:
                 return None
         else:
@@ -83,24 +83,23 @@ class IndexReader:
         self._store(sha, text)
         return text
 
-    def _member(self, file: dict) -> str | None:
-        """The `*.dist-info/METADATA` member of a remote wheel: its zip directory (the file's tail),
-        then that member, each by an HTTP range request; nothing else of the wheel is read."""
+    def member_metadata(self, url: str, size: int | None) -> str | None:
+        """The `*.dist-info/METADATA` member of a remote wheel of `size` bytes: its zip directory (the
+        file's tail), then that member, each by an HTTP range request; nothing else of the wheel is read."""
         import io
         import zipfile
 
-        size = file.get("size")
         if not isinstance(size, int) or size <= 0:
             return None  # the page does not say how large: not read
         try:
-            with zipfile.ZipFile(io.BufferedReader(_RangeFile(self, file["url"], size), 64 * 1024)) as z:
+            with zipfile.ZipFile(io.BufferedReader(_RangeFile(self, url, size), 64 * 1024)) as z:
                 names = [i for i in z.infolist() if i.filename.count("/") == 1
                          and i.filename.endswith(".dist-info/METADATA")]
                 if len(names) != 1 or names[0].file_size > METADATA_LIMIT:
                     return None
                 return z.read(names[0]).decode("utf-8", "replace")
         except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
-            raise IndexReadError(f"{file['url']}: not a readable wheel") from None
+            raise IndexReadError(f"{url}: not a readable wheel") from None
 
     def _cached(self, sha: str) -> str | None:
         if self.cache_dir is None or len(sha) != 64 or not all(c in "0123456789abcdef" for c in sha):
