@@ -240,7 +240,8 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     not asked of a stage when a stage from the same base image ran the tool without it (the
     base's Python is then not externally managed). The severity is the variable's, from the
     same table: an error for a missing index, a warning for a missing timeout, information for
-    tuning knobs.
+    tuning knobs; a build variable asked of a build that only the base image's nvcc says may
+    compile native code (a local project whose content is not known) is information.
 
     ## Why is this bad?
     Every `FROM` starts from its base image's environment. ENV and ARG of other stages never
@@ -301,12 +302,18 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
                 origin = f"the global ARG {first.name} (line {first.line}) is visible to FROM lines only"
             else:
                 origin = first.words()
+            severity, maybe = SEVERITY[var.severity], ""
+            if var.tool == "build" and not _compiles_native_surely(facts, step):
+                # only the base image's nvcc says this build may compile native code (as WD409 reads it)
+                severity = Severity.INFO
+                maybe = (" Whether this build compiles native code is not known here: only the base image's nvcc "
+                         "says it may.")
             yield Finding(
                 rule="WD401", title="a variable set in another stage never reaches this one",
-                severity=SEVERITY[var.severity], location=_loc(facts, step.line),
+                severity=severity, location=_loc(facts, step.line),
                 message=f"`{step.text()}` (line {step.line}) in {where} reads {name}, which {where} does "
                         f"not set: {origin}. A FROM starts from its base image's environment; ENV and ARG of "
-                        f"other stages never reach it.",
+                        f"other stages never reach it.{maybe}",
                 evidence=(f"{name}: {var.what}", *(s.words() for s in setters[1:4]),
                           f"source: {facts.env.sources[var.source].split(';')[0]}"),
                 fix=_env_fix(facts, step.stage, var, setters),
@@ -1970,6 +1977,16 @@ def _compiles_native(facts: DockerFacts, step: Step) -> bool:
     if _compiles_nothing(facts, step):
         return False  # a local project whose setup.py and pyproject.toml name no native build
     if _cuda_build_evidence(facts, step):
+        return True
+    return step.install is not None and step.install.no_build_isolation and facts.uses_torch
+
+
+def _compiles_native_surely(facts: DockerFacts, step: Step) -> bool:
+    """A native build on more than the base image's nvcc: a known CUDA extension, a CUDA build
+    switch, or a `--no-build-isolation` build in a file that installs torch (WD409's evidence)."""
+    if _extension_name(facts, step) is not None or _build_project(facts, step) in _extension_builds():
+        return True
+    if any(e.startswith("switch") for e in _cuda_build_evidence(facts, step)):
         return True
     return step.install is not None and step.install.no_build_isolation and facts.uses_torch
 

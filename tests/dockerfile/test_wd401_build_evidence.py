@@ -1,0 +1,34 @@
+"""WD401 for build variables (TORCH_CUDA_ARCH_LIST, MAX_JOBS, …) takes the evidence WD409 takes
+that a build compiles native code: a known CUDA extension, a CUDA build switch, or a
+`--no-build-isolation` build in a file that installs torch. Where only the base image's nvcc says
+a local project of unknown content may compile, the gap is said at info (held-out 4's marie-ai on
+a Docker Hub nvidia/cuda devel base: a pure-Python project installed `--no-deps`)."""
+
+from __future__ import annotations
+
+TWO_STAGES = """
+    FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 AS build
+    ENV TORCH_CUDA_ARCH_LIST="8.0;9.0"
+    RUN pip install torch==2.5.1
+    FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04
+    COPY . /app
+    RUN cd /app && {install}
+"""
+
+
+def arch_gap(findings: list[dict]) -> list[str]:
+    return [f["severity"] for f in findings if f["rule"] == "WD401" and f["data"]["variable"] == "TORCH_CUDA_ARCH_LIST"]
+
+
+def test_only_the_base_images_nvcc_says_it_may_compile(check):
+    [f] = [f for f in check(TWO_STAGES.format(install="pip install --no-deps .")) if f["rule"] == "WD401"
+           and f["data"]["variable"] == "TORCH_CUDA_ARCH_LIST"]
+    assert f["severity"] == "info" and "only the base image's nvcc says it may" in f["message"]
+
+
+def test_a_cuda_build_switch_is_evidence(check):
+    assert arch_gap(check(TWO_STAGES.format(install="FORCE_CUDA=1 pip install --no-deps ."))) == ["error"]
+
+
+def test_a_no_build_isolation_build_in_a_file_that_installs_torch_is_evidence(check):
+    assert arch_gap(check(TWO_STAGES.format(install="pip install --no-build-isolation ."))) == ["error"]
