@@ -15,9 +15,10 @@ unpacked), and each row names the wheel and its sha256:
 
 A torch series that no published companion release pins gets `null` for that companion: wheeldoc
 then judges nothing about it. The CUDA variants published on the PyTorch index
-(`"cuda": ["cu128", "cu130"]`) cannot be read from here (only the package index is reachable);
-they are kept from the previous table with their provenance stated, and are only used to choose
-the variant a fix pins, never to judge.
+(`"cuda": ["cu126", "cu130", "cu132"]`) cannot be read from here (only the package index is
+reachable): they are PyTorch's release compatibility matrix (MATRIX below, stable and experimental
+CUDA, each row quoted as its source); a fix's pin is chosen from them, and the Dockerfile rules take
+from them which series a per-CUDA index serves. `--matrix-only` sets them alone, without network.
 """
 
 from __future__ import annotations
@@ -145,14 +146,85 @@ def cuda_major_of(reqs: list[str], platform: str) -> tuple[int | None, list[str]
     return (majors.pop() if len(majors) == 1 else None), names
 
 
+# The CUDA variants the PyTorch index publishes per torch series (stable and experimental), from
+# pytorch/pytorch RELEASE.md's "Release Compatibility Matrix" as copied in a public translation of that
+# file (search-index file id 66643764700; the upstream copy stored here predates 2.4). Each row is the
+# matrix line as written; `variants` turns "CUDA 12.6", "CUDA 13.0" into cu126, cu130. Checked against real
+# locks: held-out 8's dataeval-flow uv.lock holds torch 2.13.0+cu126 from download.pytorch.org/whl/cu126.
+MATRIX_SOURCE = ("pytorch/pytorch RELEASE.md, Release Compatibility Matrix (Stable CUDA | Experimental CUDA), as "
+                 "copied in a public translation of that file (search-index file id 66643764700)")
+MATRIX = {
+    "2.14": "| 2.14 | >=3.10, <=(3.15, 3.15t experimental) | C++20 | CUDA 12.6 (CUDNN 9.10.2.21) (NCCL 2.29.3), CUDA "
+            "13.0 (CUDNN 9.24.0.43) (NCCL 2.30.7), CUDA 13.2 (CUDNN 9.24.0.43) (NCCL 2.30.7) | -- | ROCm 7.14 |",
+    "2.13": "| 2.13 | >=3.10, <=(3.15, 3.15t experimental) | C++20 | CUDA 12.6 (CUDNN 9.10.2.21) (NCCL 2.29.3), CUDA "
+            "13.0 (CUDNN 9.20.0.48) (NCCL 2.29.7) | CUDA 13.2 (CUDNN 9.20.0.48) (NCCL 2.29.7) | ROCm 7.2 |",
+    "2.12": "| 2.12 | >=3.10, <=(3.14, 3.14t experimental) | C++17 | CUDA 12.6 (CUDNN 9.10.2.21) (NCCL 2.29.3), CUDA "
+            "13.0 (CUDNN 9.20.0.48) (NCCL 2.29.7) | CUDA 13.2 (CUDNN 9.20.0.48) (NCCL 2.29.7) | ROCm 7.2 |",
+    "2.11": "| 2.11 | >=3.10, <=(3.14, 3.14t experimental) | C++17 | CUDA 12.6 (CUDNN 9.10.2.21) (NCCL 2.28.9), CUDA "
+            "12.8 (CUDNN 9.17.1.4) (NCCL 2.28.9), CUDA 13.0 (CUDNN 9.17.1.4) (NCCL 2.28.9) | -- | ROCm 7.2 |",
+    "2.10": "| 2.10 | >=3.10, <=(3.14, 3.14t experimental) | C++17 | CUDA 12.6 (CUDNN 9.10.2.21) (NCCL 2.27.5), CUDA "
+            "12.8 (CUDNN 9.10.2.21) (NCCL 2.27.5) | CUDA 13.0 (CUDNN 9.15.1.9) (NCCL 2.28.9) | ROCm 7.1 |",
+    "2.9": "| 2.9 | >=3.10, <=(3.14, 3.14t experimental) | C++17 | CUDA 12.6 (CUDNN 9.10.2.21), CUDA 12.8 (CUDNN "
+           "9.10.2.21) | CUDA 13.0 (CUDNN 9.13.0.50) | ROCm 6.4 |",
+    "2.8": "| 2.8 | >=3.9, <=3.13, (3.13t experimental) | C++17 | CUDA 12.6 (CUDNN 9.10.2.21), CUDA 12.8 (CUDNN "
+           "9.10.2.21) | CUDA 12.9 (CUDNN 9.10.2.21) | ROCm 6.4 |",
+    "2.7": "| 2.7 | >=3.9, <=3.13, (3.13t experimental) | C++17 | CUDA 11.8 (CUDNN 9.1.0.70), CUDA 12.6 (CUDNN "
+           "9.5.1.17) | CUDA 12.8 (CUDNN 9.7.1.26) | ROCm 6.3 |",
+    "2.6": "| 2.6 | >=3.9, <=3.13, (3.13t experimental) | C++17 | CUDA 11.8, CUDA 12.4 (CUDNN 9.1.0.70) | CUDA 12.6 "
+           "(CUDNN 9.5.1.17) | ROCm 6.2.4 |",
+    "2.5": "| 2.5 | >=3.9, <=3.12, (3.13 experimental) | C++17 | CUDA 11.8, CUDA 12.1, CUDA 12.4, CUDNN 9.1.0.70  | "
+           "None | ROCm 6.2 |",
+    "2.4": "| 2.4 | >=3.8, <=3.12 | C++17 | CUDA 11.8, CUDA 12.1, CUDNN 9.1.0.70  | CUDA 12.4, CUDNN 9.1.0.70 | "
+           "ROCm 6.1 |",
+    "2.3": "| 2.3 | >=3.8, <=3.11, (3.12 experimental) | C++17 | CUDA 11.8, CUDNN 8.7.0.84 | CUDA 12.1, CUDNN "
+           "8.9.2.26 | ROCm 6.0 |",
+    "2.2": "| 2.2 | >=3.8, <=3.11, (3.12 experimental) | C++17 | CUDA 11.8, CUDNN 8.7.0.84 | CUDA 12.1, CUDNN "
+           "8.9.2.26 | ROCm 5.7 |",
+    "2.1": "| 2.1 | >=3.8, <=3.11 | C++17 | CUDA 11.8, CUDNN 8.7.0.84 | CUDA 12.1, CUDNN 8.9.2.26 | ROCm 5.6 |",
+    "2.0": "| 2.0 | >=3.8, <=3.11 | C++14 | CUDA 11.7, CUDNN 8.5.0.96 | CUDA 11.8, CUDNN 8.7.0.84 | ROCm 5.4 |",
+}
+
+
+COMMENT = ("torch release series -> the companion series whose published wheels require it, the triton "
+                       "series and the CUDA major of the CUDA packages its PyPI wheels require per platform (null: "
+                       "none). Rebuilt by scripts/make_torch_table.py from the wheels' METADATA on the package index; "
+                       "'sources' names each wheel read. 'cuda' (the variants the PyTorch index publishes) is not read "
+                       "from an index here: it is PyTorch's release compatibility matrix (stable and experimental "
+                       "CUDA), its row quoted in sources['cuda'].")
+
+
+def variants(row: str) -> list[str]:
+    """cuNNN for every CUDA version in the Stable and Experimental CUDA cells of a matrix row."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    cuda = " ".join(cells[3:5])  # Stable CUDA, Experimental CUDA
+    return sorted({f"cu{m[1]}{m[2]}" for m in re.finditer(r"CUDA (\d+)\.(\d+)", cuda)},
+                  key=lambda v: int(v[2:]))
+
+
+def apply_matrix(rows: dict) -> None:
+    """Each series the matrix lists gets its variants and the matrix row as their source."""
+    for s, line in MATRIX.items():
+        assert line.startswith(f"| {s} |"), s
+        if s in rows:
+            rows[s]["cuda"] = variants(line)
+            rows[s].setdefault("sources", {})["cuda"] = f"{MATRIX_SOURCE}: '{line}'"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", default="https://pypi.org")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--since", default="2.0", help="first torch series to include")
+    ap.add_argument("--matrix-only", action="store_true",
+                    help="only set each series' CUDA variants from MATRIX (no network)")
     args = ap.parse_args()
 
     old = json.loads(OUT.read_text())
+    if args.matrix_only:
+        apply_matrix(old["series"])
+        old["_comment"] = COMMENT
+        args.out.write_text(json.dumps(old, indent=1) + "\n")
+        return 0
     torch = project(args.index, "torch")
     rows: dict[str, dict] = {}
     firsts: dict[str, str] = {}
@@ -183,7 +255,10 @@ def main() -> int:
                   file=sys.stderr)
         prev = old["series"].get(s, {})
         row["cuda"] = prev.get("cuda", [])
+        if "cuda" in prev.get("sources", {}):
+            row["sources"]["cuda"] = prev["sources"]["cuda"]
         rows[s] = row
+    apply_matrix(rows)
 
     for comp in ("torchvision", "torchaudio"):
         data = project(args.index, comp)
@@ -215,11 +290,7 @@ def main() -> int:
             print(f"{comp} {v}: torch {ts}", file=sys.stderr)
 
     out = dict(old)
-    out["_comment"] = ("torch release series -> the companion series whose published wheels require it, the triton "
-                       "series and the CUDA major of the CUDA packages its PyPI wheels require per platform (null: "
-                       "none). Rebuilt by scripts/make_torch_table.py from the wheels' METADATA on the package index; "
-                       "'sources' names each wheel read. 'cuda' (variants on the PyTorch index) is not read from an "
-                       "index here: kept from the PyTorch release matrix, used only to choose a fix's pin.")
+    out["_comment"] = COMMENT
     out["series"] = rows
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -84,3 +84,34 @@ def test_the_venv_is_found_by_its_folder_not_its_base_name(wd403):
         RUN pip install torch --index-url https://download.pytorch.org/whl/cu130
         RUN pip install vllm==0.12.0
     """) == [(6, "error")]
+
+
+EXTRA_CU128 = """
+    FROM python:3.12
+    RUN {tool} torch --extra-index-url https://download.pytorch.org/whl/cu128
+    RUN {tool} vllm==0.26.0
+"""
+
+
+def test_pip_takes_the_highest_torch_across_pypi_and_an_extra_cuda_index(wd403):
+    # pip: PyPI's newest (2.15) beats the cu128 index's last series (2.11, PyTorch's release matrix):
+    # vllm 0.26.0's torch==2.11.0 replaces it
+    assert wd403(EXTRA_CU128.format(tool="pip install")) == [(3, "error")]
+
+
+def test_uv_takes_torch_from_the_extra_cuda_index_first(wd403):
+    # uv takes torch from the first index that has it, the extra one: cu128's newest is of series 2.11,
+    # which vllm 0.26.0's torch==2.11.0 may well be
+    assert wd403(EXTRA_CU128.format(tool="uv pip install --system")) == []
+
+
+def test_the_cu126_index_serves_series_after_2_11(wd403):
+    # PyTorch's matrix lists cu126 for 2.12 to 2.14 (not cu128): the cu126 index's newest is 2.14.x, so
+    # vllm 0.26.0's torch==2.11.0 is below it; on the cu128 index (last 2.11) it may be what is there
+    text = """
+        FROM python:3.12
+        RUN pip install torch --index-url https://download.pytorch.org/whl/{variant}
+        RUN pip install vllm==0.26.0
+    """
+    assert wd403(text.format(variant="cu126")) == [(3, "error")]
+    assert wd403(text.format(variant="cu128")) == []

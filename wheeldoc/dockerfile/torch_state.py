@@ -516,7 +516,10 @@ def _newest_per_python(facts: DockerFacts, step: Step, pys: tuple[str, ...]) -> 
     if _pytorch_index_decides(facts, step) and not inst.values("--index-url"):
         return {}  # uv's torch backend picks the index
     table = torch_table().series
-    variants = {index_variant(u) for u in (*inst.values("--index-url"), *inst.values("--extra-index-url"))} - {None}
+    # pip takes the highest version across its indexes (PyPI stays one beside an --extra-index-url);
+    # uv takes a package from the first index that has it (an extra index before the default one)
+    named = (*inst.values("--index-url"), *(inst.values("--extra-index-url") if inst.tool == "uv" else ()))
+    variants = {index_variant(u) for u in named} - {None}
     if "cu?" in variants:
         return {}
     newest: dict[str, Version] = {}
