@@ -32,3 +32,14 @@ def test_a_cuda_build_switch_is_evidence(check):
 
 def test_a_no_build_isolation_build_in_a_file_that_installs_torch_is_evidence(check):
     assert arch_gap(check(TWO_STAGES.format(install="pip install --no-build-isolation ."))) == ["error"]
+
+
+def test_wheel_files_under_no_build_isolation_build_nothing(check):
+    text = """
+        FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu22.04
+        RUN pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128
+        RUN pip install --no-build-isolation "https://example.org/flash_attn-2.8.3+cu128torch2.7-cp311-cp311-linux_x86_64.whl"
+        RUN pip install --no-build-isolation flash-linear-attention
+    """
+    builds = sorted(f["line"] for f in check(text) if f["rule"] == "WD409")
+    assert builds == [4]  # the wheel URL installs; the named package may be built from its sdist

@@ -866,8 +866,9 @@ def _build_reason(argv: tuple[str, ...], inst: Install | None) -> str | None:
                 return f"local path {spec}"
         if inst.has("--no-binary"):
             return f"--no-binary {inst.option('--no-binary')}"
-        if inst.no_build_isolation:
-            return "--no-build-isolation"
+        if inst.no_build_isolation and not (inst.packages and not inst.requirements and all(
+                spec.endswith(".whl") or _lists_wheels(spec) for spec in inst.packages)):
+            return "--no-build-isolation"  # (wheel files alone are installed, not built)
         return None
     if not argv:
         return None
