@@ -53,14 +53,14 @@ class IndexReader:
             else:
                 try:
                     got = json.loads(body)
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: a page nested past the parser's depth
                     raise IndexReadError(f"{self.index_url}/{name}/: not a PEP 691 JSON page") from None
                 files = got.get("files") if isinstance(got, dict) else None
                 if not isinstance(files, list):
                     raise IndexReadError(f"{self.index_url}/{name}/: no file list")
                 base = f"{self.index_url}/{quote(name)}/"
-                self._pages[name] = [dict(f, url=urljoin(base, f.get("url") or "")) for f in files
-                                     if isinstance(f, dict) and isinstance(f.get("filename"), str)]
+                self._pages[name] = [_file(f, base) for f in files if isinstance(f, dict)
+                                     and isinstance(f.get("filename"), str) and isinstance(f.get("url"), str)]
         return self._pages[name]
 
     def metadata(self, file: dict) -> str | None:
@@ -98,7 +98,7 @@ class IndexReader:
                 if len(names) != 1 or names[0].file_size > METADATA_LIMIT:
                     return None
                 return z.read(names[0]).decode("utf-8", "replace")
-        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError):
+        except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError):  # RuntimeError: "encrypted"
             raise IndexReadError(f"{url}: not a readable wheel") from None
 
     def _cached(self, sha: str) -> str | None:
@@ -143,6 +143,20 @@ class IndexReader:
         if len(body) > limit:
             raise IndexReadError(f"{url}: larger than {limit >> 20} MiB")
         return body
+
+
+def _file(f: dict, base: str) -> dict:
+    """A PEP 691 file entry with the types its readers take: a field of another type is dropped."""
+    out = {"filename": f["filename"], "url": urljoin(base, f["url"])}
+    hashes = f.get("hashes")
+    if isinstance(hashes, dict):
+        out["hashes"] = {k: v for k, v in hashes.items() if isinstance(k, str) and isinstance(v, str)}
+    for key, types in (("requires-python", str), ("size", int), ("yanked", (bool, str)),
+                       ("core-metadata", (bool, dict)), ("data-dist-info-metadata", (bool, dict))):
+        v = f.get(key)
+        if isinstance(v, types) and not (types is int and isinstance(v, bool)):
+            out[key] = v
+    return out
 
 
 TAIL = 256 * 1024

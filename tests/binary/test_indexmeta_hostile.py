@@ -1,0 +1,114 @@
+"""A hostile index page or wheel for `check --resolve` (wheeldoc/binary/indexmeta.py): every answer is
+an `IndexReadError` (the caller names what stayed unknown) or a sanitized file list, never another
+exception. Served by a local HTTP server; nothing here needs the network."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import threading
+import zipfile
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from wheeldoc.binary.indexmeta import IndexReader, IndexReadError
+
+NAME = "fakedep-1.0-py3-none-any.whl"
+
+
+def _wheel(encrypted: bool = False) -> bytes:
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.writestr("fakedep-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: fakedep\nVersion: 1.0\n"
+                                                     "Requires-Dist: torch>=2.9\n")
+        z.writestr("fakedep-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\n")
+    data = bytearray(b.getvalue())
+    if encrypted:  # the zip says its members are encrypted (general purpose flag bit 0)
+        for sig, off in ((b"PK\x01\x02", 8), (b"PK\x03\x04", 6)):
+            i = data.find(sig)
+            while i != -1:
+                data[i + off] |= 1
+                i = data.find(sig, i + 4)
+    return bytes(data)
+
+
+def _serve(page: bytes, wheel: bytes):
+    class H(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def _send(self, code: int, body: bytes) -> None:
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            if self.path.startswith("/simple/"):
+                return self._send(200, page)
+            if self.path.startswith("/files/") and not self.path.endswith(".metadata"):
+                a, b = (int(x) for x in self.headers["Range"].split("=")[1].split("-"))
+                return self._send(206, wheel[a:b + 1])
+            return self._send(404, b"")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/simple"
+
+
+def _page(wheel: bytes, **over) -> bytes:
+    f = {"filename": NAME, "url": f"/files/{NAME}", "hashes": {"sha256": hashlib.sha256(wheel).hexdigest()},
+         "requires-python": ">=3.8", "size": len(wheel)}
+    f.update(over)
+    return json.dumps({"files": [f]}).encode()
+
+
+@pytest.fixture
+def index():
+    servers = []
+
+    def start(page: bytes, wheel: bytes = _wheel()) -> IndexReader:
+        server, url = _serve(page, wheel)
+        servers.append(server)
+        return IndexReader(url)
+
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()
+
+
+def _read(reader: IndexReader) -> None:
+    """What `check --resolve` does with a project: its files, then one wheel's METADATA."""
+    for f in reader.files("fakedep") or ():
+        reader.metadata(f)
+
+
+@pytest.mark.parametrize("over", [{"url": 5}, {"url": {"a": 1}}, {"hashes": ["x"]}, {"requires-python": 38},
+                                  {"requires-python": [">=3"]}, {"size": "12"}, {"core-metadata": "yes"}],
+                         ids=lambda o: f"{next(iter(o))}={next(iter(o.values()))!r}")
+def test_a_file_entry_of_the_wrong_types_is_an_index_error_or_left_out(index, over):
+    reader = index(_page(_wheel(), **over))
+    try:
+        _read(reader)
+    except IndexReadError:
+        pass
+    for f in reader.files("fakedep") or ():  # what is kept has the types the callers read
+        assert isinstance(f["url"], str) and isinstance(f.get("hashes", {}), dict)
+        assert isinstance(f.get("requires-python") or "", str)
+
+
+def test_a_deeply_nested_page_is_not_a_recursion_error(index):
+    reader = index(b"[" * 200_000 + b"]" * 200_000)
+    with pytest.raises(IndexReadError):
+        reader.files("fakedep")
+
+
+def test_a_wheel_whose_zip_says_encrypted_is_not_read(index):
+    wheel = _wheel(encrypted=True)
+    reader = index(_page(wheel), wheel)
+    [f] = reader.files("fakedep")
+    with pytest.raises(IndexReadError, match="not a readable wheel"):
+        reader.metadata(f)
