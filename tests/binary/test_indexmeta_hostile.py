@@ -112,3 +112,36 @@ def test_a_wheel_whose_zip_says_encrypted_is_not_read(index):
     [f] = reader.files("fakedep")
     with pytest.raises(IndexReadError, match="not a readable wheel"):
         reader.metadata(f)
+
+
+def test_a_server_that_trickles_its_page_is_cut_off_by_the_run_deadline():
+    import time
+
+    class Slow(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            try:
+                for _ in range(1 << 20):  # one byte every 0.1 s: each read is well within the socket timeout
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.1)
+            except OSError:
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        reader = IndexReader(f"http://127.0.0.1:{server.server_address[1]}/simple", deadline_s=1.0)
+        t0 = time.monotonic()
+        with pytest.raises(IndexReadError, match="s allowed"):
+            reader.files("fakedep")
+        assert time.monotonic() - t0 < 5
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -21,6 +21,7 @@ PYPI = "https://pypi.org/simple"
 PAGE_LIMIT = 32 << 20
 METADATA_LIMIT = 4 << 20
 TIMEOUT_S = 20.0
+DEADLINE_S = 120.0  # the whole run's reading of one index: a server that answers slowly is cut off
 ACCEPT = "application/vnd.pypi.simple.v1+json"
 
 
@@ -33,9 +34,13 @@ class IndexReader:
     index_url: str = PYPI
     cache_dir: Path | None = None
     timeout: float = TIMEOUT_S
+    deadline_s: float = DEADLINE_S
     _pages: dict[str, list[dict] | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        import time
+
+        self._until = time.monotonic() + self.deadline_s
         if urlsplit(self.index_url).scheme not in ("http", "https"):
             raise IndexReadError(f"{self.index_url}: only an http(s) index is read")
         self.index_url = self.index_url.rstrip("/")
@@ -130,10 +135,24 @@ class IndexReader:
 
         if urlsplit(url).scheme not in ("http", "https"):
             raise IndexReadError(f"{url}: only http(s) is read")
+        import time
+
         req = urllib.request.Request(url, headers={"User-Agent": "wheeldoc", **(headers or {})})
+        late = IndexReadError(f"{url}: the index did not answer within the {self.deadline_s:g} s allowed")
+        if time.monotonic() >= self._until:
+            raise late
         try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                body = r.read(limit + 1)
+            with urllib.request.urlopen(req, timeout=min(self.timeout, self._until - time.monotonic())) as r:
+                chunks, got = [], 0
+                while got <= limit:  # in chunks, so a server that trickles its answer meets the deadline
+                    if time.monotonic() >= self._until:
+                        raise late
+                    chunk = r.read1(min(64 * 1024, limit + 1 - got))
+                    if not chunk:
+                        break
+                    chunks.append(chunk)
+                    got += len(chunk)
+                body = b"".join(chunks)
         except urllib.error.HTTPError as e:
             if e.code in (404, 410):
                 return None
@@ -141,7 +160,7 @@ class IndexReader:
         except (OSError, ValueError) as e:
             raise IndexReadError(f"{url}: {getattr(e, 'reason', None) or e}") from None
         if len(body) > limit:
-            raise IndexReadError(f"{url}: larger than {limit >> 20} MiB")
+            raise IndexReadError(f"{url}: larger than {limit:,} bytes (a range the server did not honour, or a page past its limit)")
         return body
 
 
