@@ -34,18 +34,19 @@ def _index(root: Path) -> None:
     (root / "simple" / "fakedep" / "index.html").write_text(json.dumps(page))
 
 
+class _Quiet(SimpleHTTPRequestHandler):
+    extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".html": "application/vnd.pypi.simple.v1+json"}
+
+    def log_message(self, *args) -> None:
+        pass
+
+
 @pytest.fixture
 def index_url(tmp_path: Path):
     root = tmp_path / "index"
     _index(root)
 
-    class Quiet(SimpleHTTPRequestHandler):
-        extensions_map = {**SimpleHTTPRequestHandler.extensions_map, ".html": "application/vnd.pypi.simple.v1+json"}
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(root)))
     t = threading.Thread(target=server.serve_forever, daemon=True)
     t.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/simple"
@@ -118,3 +119,28 @@ def test_the_real_pypi_answers_a_package_beyond_the_table(check, tmp_path, monke
         pytest.skip(f"PyPI not reachable: {e}")
     [f] = loud(check(IMAGE.format(spec="ont-bonito==1.1.0"), "--resolve"))
     assert f["severity"] == "error" and "torch~=2.9" in f["message"]
+
+
+def test_a_second_run_reads_its_own_index_not_the_first_runs_releases(check, index_url, tmp_path, monkeypatch):
+    # one process, two `check --resolve` runs against indexes that list different releases of one
+    # package: the second is judged on its own index (nothing of the first run's table stays behind)
+    from wheeldoc.data.base_images import torch_pins
+
+    monkeypatch.setenv("WHEELDOC_CACHE_DIR", str(tmp_path / "cache"))
+    assert loud(check(IMAGE.format(spec="fakedep"), "--resolve", "--index-url", index_url))
+    other = tmp_path / "other"
+    w = build_wheel(other / "files", "fakedep", "3.0", requires=["torch>=1.0"], requires_python=">=3.8")
+    page = {"meta": {"api-version": "1.1"}, "name": "fakedep", "files": [
+        {"filename": w.name, "url": f"../../files/{w.name}", "size": w.stat().st_size,
+         "hashes": {"sha256": hashlib.sha256(w.read_bytes()).hexdigest()}, "requires-python": ">=3.8"}]}
+    (other / "simple" / "fakedep").mkdir(parents=True)
+    (other / "simple" / "fakedep" / "index.html").write_text(json.dumps(page))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_Quiet, directory=str(other)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+        assert loud(check(IMAGE.format(spec="fakedep"), "--resolve", "--index-url", url)) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "fakedep" not in torch_pins()

@@ -216,9 +216,9 @@ def check_dockerfile(path: Path, settings, ctx: Context, args: argparse.Namespac
         return _fixes(findings, df, text, p, ctx, args, report, bases, context, env, from_stdin, path)
     finally:
         if env is not None:
-            from wheeldoc.data.base_images import torch_pins
+            from wheeldoc.dockerfile import resolve
 
-            torch_pins().drop_added()
+            resolve.forget()
 
 
 def _resolve(df: Dockerfile, text: str, path: str, ctx: Context, context: str | None,

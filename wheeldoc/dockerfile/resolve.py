@@ -90,6 +90,16 @@ def read(facts: DockerFacts, reader: IndexReader) -> Resolved:
     return Resolved(bodies, dependents, tuple(sorted(want)[MAX_PACKAGES:]), error)
 
 
+def forget() -> None:
+    """The end of a `--resolve` run: the packages read for it leave the table, and so does what was
+    derived from them (dependents' release order), so a later run reads its own index."""
+    from wheeldoc.data.base_images import torch_pins
+    from wheeldoc.dockerfile import dependents
+
+    torch_pins().drop_added()
+    dependents._sorted.cache_clear()
+
+
 def body(reader: IndexReader, name: str, specs: set[str], table: set[str]) -> dict | None:
     """The table body of one project from the index: every final release with its Requires-Python;
     the torch requirement and table dependencies of the releases an install could take (the newest
