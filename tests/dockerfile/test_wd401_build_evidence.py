@@ -43,3 +43,25 @@ def test_wheel_files_under_no_build_isolation_build_nothing(check):
     """
     builds = sorted(f["line"] for f in check(text) if f["rule"] == "WD409")
     assert builds == [4]  # the wheel URL installs; the named package may be built from its sdist
+
+
+CUDA_SETUP = """from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CUDAExtension
+setup(name="myext", ext_modules=[CUDAExtension("myext._C", ["csrc/k.cu"])], cmdclass={"build_ext": BuildExtension})
+"""
+
+
+def test_a_setup_py_in_the_build_context_that_builds_a_cuda_extension_is_evidence(check):
+    # the context says what the base image's nvcc only suggests: the gap is an error, and the message
+    # does not say the build's native code is unknown
+    text = TWO_STAGES.replace("COPY . /app\n    RUN cd /app && ", "WORKDIR /app\n    COPY . .\n    RUN ")
+    got = [f for f in check(text.format(install="pip install --no-deps ."), files={"setup.py": CUDA_SETUP})
+           if f["rule"] == "WD401" and f["data"]["variable"] == "TORCH_CUDA_ARCH_LIST"]
+    assert [f["severity"] for f in got] == ["error"]
+    assert "not known here" not in got[0]["message"]
+
+
+def test_a_setup_py_that_builds_no_cuda_code_leaves_the_gap_at_info(check):
+    text = TWO_STAGES.replace("COPY . /app\n    RUN cd /app && ", "WORKDIR /app\n    COPY . .\n    RUN ")
+    cython = 'from setuptools import setup\nfrom Cython.Build import cythonize\nsetup(ext_modules=cythonize("a.pyx"))\n'
+    assert arch_gap(check(text.format(install="pip install --no-deps ."), files={"setup.py": cython})) == ["info"]

@@ -303,7 +303,7 @@ def stage_env_gap(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
             else:
                 origin = first.words()
             severity, maybe = SEVERITY[var.severity], ""
-            if var.tool == "build" and not _compiles_native_surely(facts, step):
+            if var.tool == "build" and not _compiles_native(facts, step, nvcc=False):
                 # only the base image's nvcc says this build may compile native code (as WD409 reads it)
                 severity = Severity.INFO
                 maybe = (" Whether this build compiles native code is not known here: only the base image's nvcc "
@@ -1967,32 +1967,26 @@ def _env_value(facts: DockerFacts, step: Step, name: str) -> str | None:
     return bound.value if bound is not None else None
 
 
-def _compiles_native(facts: DockerFacts, step: Step) -> bool:
+def _compiles_native(facts: DockerFacts, step: Step, nvcc: bool = True) -> bool:
     """Whether a source build compiles native code, on the evidence WD409 takes: a known CUDA
     extension, a CUDA build switch, nvcc in the base image, or a `--no-build-isolation` build in
     a file that installs torch (a pure-Python `git+` install compiles nothing, nor does a local
-    project whose setup.py and pyproject.toml in the build context name no native build)."""
+    project whose setup.py and pyproject.toml in the build context name no native build).
+    `nvcc=False`: the base image's nvcc alone is not enough (a local project whose setup.py or
+    pyproject.toml in the build context names a CUDA build makes it so)."""
     if _extension_name(facts, step) is not None or _build_project(facts, step) in _extension_builds():
         return True
-    if _compiles_nothing(facts, step):
+    context = _context_native(facts, step)
+    if context is False:
         return False  # a local project whose setup.py and pyproject.toml name no native build
-    if _cuda_build_evidence(facts, step):
-        return True
-    return step.install is not None and step.install.no_build_isolation and facts.uses_torch
-
-
-def _compiles_native_surely(facts: DockerFacts, step: Step) -> bool:
-    """A native build on more than the base image's nvcc: a known CUDA extension, a CUDA build
-    switch, or a `--no-build-isolation` build in a file that installs torch (WD409's evidence)."""
-    if _extension_name(facts, step) is not None or _build_project(facts, step) in _extension_builds():
-        return True
-    if any(e.startswith("switch") for e in _cuda_build_evidence(facts, step)):
+    if any(nvcc or context == "cuda" or e.startswith("switch") for e in _cuda_build_evidence(facts, step)):
         return True
     return step.install is not None and step.install.no_build_isolation and facts.uses_torch
 
 
 _NATIVE_BUILD = re.compile(r"ext_modules|Extension\b|cpp_extension|build_ext|cmake|CMake|meson|scikit[-_]build|"
                            r"setuptools[-_]rust|maturin|nvcc|\.cu\b|pybind11|cython|Cython")
+_CUDA_BUILD = re.compile(r"CUDAExtension|cpp_extension|nvcc|\.cu\b|CMAKE_CUDA|LANGUAGES[^)\n]*CUDA")
 
 
 def _compiles_nothing(facts: DockerFacts, step: Step) -> bool:
@@ -2000,31 +1994,45 @@ def _compiles_nothing(facts: DockerFacts, step: Step) -> bool:
     read from the build context, name no extension module or native build tool: a pure-Python
     package, it compiles nothing. False when either file cannot be read, or the install builds
     anything else (a VCS URL, an sdist, `--no-binary`)."""
-    memo: dict[int, bool] = facts.__dict__.setdefault("_compiles_nothing", {})
+    return _context_native(facts, step) is False
+
+
+def _context_native(facts: DockerFacts, step: Step) -> bool | str | None:
+    """What the build context says of a local project's native build: "cuda" when a setup.py or
+    pyproject.toml it installs names a CUDA build, True for another native build, False when every
+    one is read and none does, None when not known (a file not readable here, or the install builds
+    anything else)."""
+    memo: dict[int, bool | str | None] = facts.__dict__.setdefault("_context_native", {})
     if step.index not in memo:
-        memo[step.index] = _reads_no_native_build(facts, step)
+        memo[step.index] = _reads_native_build(facts, step)
     return memo[step.index]
 
 
-def _reads_no_native_build(facts: DockerFacts, step: Step) -> bool:
+def _reads_native_build(facts: DockerFacts, step: Step) -> bool | str | None:
     inst = step.install
     if inst is None or not (inst.packages or inst.editables):
-        return False
+        return None
     from wheeldoc.dockerfile.context import split_extras
 
+    native: bool | str = False
+    unknown = False
     for spec in (*inst.packages, *inst.editables):
         if spec.endswith(".whl") or not spec.startswith((".", "/")):
-            return False
+            unknown = True
+            continue
         root = facts.abs_path(step.ins, split_extras(spec)[0])
         if root is None:
-            return False
+            unknown = True
+            continue
         texts = [facts.file_text(step, posixpath.join(root, name)) for name in ("setup.py", "pyproject.toml")]
-        read = [t[0] for t in texts if t is not None]
-        if any(t is not None and t[0] is None for t in texts) or not read:
-            return False  # copied in but not readable here, or neither file known
-        if any(_NATIVE_BUILD.search(text) for text in read):
-            return False
-    return True
+        read = [t[0] for t in texts if t is not None and t[0] is not None]
+        if any(_CUDA_BUILD.search(text) for text in read):
+            native = "cuda"
+        elif any(_NATIVE_BUILD.search(text) for text in read):
+            native = native or True
+        elif any(t is not None and t[0] is None for t in texts) or not read:
+            unknown = True  # copied in but not readable here, or neither file known
+    return native if native else None if unknown else False
 
 
 def _cuda_build_evidence(facts: DockerFacts, step: Step) -> tuple[str, ...]:
