@@ -159,13 +159,28 @@ def http_get(url: str, headers: dict | None = None) -> bytes | None:
 
 
 def range_metadata(url: str, size: int | None = None) -> str:
-    """The METADATA member of a remote wheel, read through range requests (wheeldoc's own reader)."""
-    from wheeldoc.binary.indexmeta import IndexReader
+    """The METADATA member of a remote wheel, read through range requests (wheeldoc's own reader),
+    retried as http_get retries; a page that gives no size is asked with HEAD."""
+    import time
+    import urllib.request
 
-    text = IndexReader().member_metadata(url, size)
-    if text is None:
-        raise OSError(f"{url}: no METADATA member read")
-    return text
+    from wheeldoc.binary.indexmeta import IndexReader, IndexReadError
+
+    if size is None:
+        with urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=60) as r:
+            size = int(r.headers["Content-Length"])
+    err: Exception = OSError(url)
+    for attempt in range(5):
+        try:
+            text = IndexReader(deadline_s=600).member_metadata(url, size)
+        except IndexReadError as e:
+            err = e
+            time.sleep(1 + 2 * attempt)
+            continue
+        if text is None:
+            raise OSError(f"{url}: no METADATA member read")
+        return text
+    raise OSError(str(err))
 
 
 def page(pkg: str) -> dict:

@@ -80,6 +80,8 @@ def main() -> int:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--sources", type=Path, default=HERE / "precision_scan_sources.json")
     ap.add_argument("--wheeldoc", default="wheeldoc")
+    ap.add_argument("--resolve", action="store_true",
+                    help="check Dockerfiles with --resolve (packages the torch-pin table lacks read from PyPI)")
     args = ap.parse_args()
     rows = json.loads(args.sources.read_text())
     counts: collections.Counter = collections.Counter()
@@ -92,6 +94,8 @@ def main() -> int:
         if row["key"].startswith("df/"):
             ctx = target.parent / "ctx"
             cmd += ["--context", str(ctx if ctx.is_dir() else target.parent)]
+            if args.resolve:
+                cmd.append("--resolve")
         proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=300)
         out = args.work / "out" / (row["key"].replace("/", "__") + ".json")
         out.write_text(proc.stdout)

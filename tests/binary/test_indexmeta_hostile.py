@@ -145,3 +145,32 @@ def test_a_server_that_trickles_its_page_is_cut_off_by_the_run_deadline():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_redirect_off_http_is_refused_and_answers_are_cached_per_index(tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from wheeldoc.binary.indexmeta import IndexReader, IndexReadError
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(302)
+            self.send_header("Location", "ftp://127.0.0.1/x")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(IndexReadError, match="only http"):
+            IndexReader(f"http://127.0.0.1:{server.server_address[1]}/simple").files("x")
+    finally:
+        server.shutdown()
+        server.server_close()
+    sha = "a" * 64
+    one, other = IndexReader("https://one.example/simple", tmp_path), IndexReader("https://two.example/simple", tmp_path)
+    one._store(sha, "Metadata-Version: 2.1\nName: x\n")
+    assert one._cached(sha) is not None and other._cached(sha) is None

@@ -72,3 +72,17 @@ def test_each_candidate_is_judged_against_the_floor_of_its_own_python():
     assert verdict([Candidate("3.9", "1.0", (below_25,))], state) is False
     # a floor is not a version: a later release may be there, so a lower bound it meets is a yes
     assert verdict([Candidate("3.9", "1.0", (("pkg 1.0", ">=2.1", False),))], state) is True
+
+
+def test_an_unknown_base_counts_as_plain_only_when_its_name_says_so(check):
+    text = """
+        FROM {base}
+        RUN pip install torch
+        RUN pip install vllm==0.10.0
+    """
+    # an ML image whose name says nothing of torch may hold one (this tag names torch 2.7.1, which
+    # vllm 0.10.0's torch==2.7.1 keeps): not judged
+    assert wd403(check(text.format(base="axolotlai/axolotl:main-py3.11-cu126-2.7.1"))) == []
+    assert wd403(check(text.format(base="example/trainer:latest"))) == []
+    [f] = wd403(check(text.format(base="example/cuda-python:12.4")))
+    assert f["severity"] == "warning"

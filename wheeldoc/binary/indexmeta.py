@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote, urljoin, urlsplit
 
@@ -106,26 +107,34 @@ class IndexReader:
         except (zipfile.BadZipFile, EOFError, ValueError, NotImplementedError, RuntimeError):  # RuntimeError: "encrypted"
             raise IndexReadError(f"{url}: not a readable wheel") from None
 
-    def _cached(self, sha: str) -> str | None:
+    def _entry(self, sha: str) -> Path | None:
+        """Where a wheel's METADATA is kept: by the index that served it and the sha256 its page gave, so
+        one index's answer is never read back for another's (an index may claim any hash)."""
         if self.cache_dir is None or len(sha) != 64 or not all(c in "0123456789abcdef" for c in sha):
             return None
+        index = hashlib.sha256(self.index_url.encode()).hexdigest()[:16]
+        return self.cache_dir / index / f"{sha}.metadata"
+
+    def _cached(self, sha: str) -> str | None:
+        entry = self._entry(sha)
         try:
-            return (self.cache_dir / f"{sha}.metadata").read_text(encoding="utf-8")
+            return entry.read_text(encoding="utf-8") if entry is not None else None
         except OSError:
             return None
 
     def _store(self, sha: str, text: str) -> None:
-        if self.cache_dir is None or len(sha) != 64 or not all(c in "0123456789abcdef" for c in sha):
+        entry = self._entry(sha)
+        if entry is None:
             return
         import os
         import tempfile
 
         try:
-            self.cache_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.cache_dir, suffix=".tmp")
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
-            os.replace(tmp, self.cache_dir / f"{sha}.metadata")
+            os.replace(tmp, entry)
         except OSError:
             pass  # the cache is an optimization only
 
@@ -142,7 +151,7 @@ class IndexReader:
         if time.monotonic() >= self._until:
             raise late
         try:
-            with urllib.request.urlopen(req, timeout=min(self.timeout, self._until - time.monotonic())) as r:
+            with _opener().open(req, timeout=min(self.timeout, self._until - time.monotonic())) as r:
                 chunks, got = [], 0
                 while got <= limit:  # in chunks, so a server that trickles its answer meets the deadline
                     if time.monotonic() >= self._until:
@@ -162,6 +171,21 @@ class IndexReader:
         if len(body) > limit:
             raise IndexReadError(f"{url}: larger than {limit:,} bytes (a range the server did not honour, or a page past its limit)")
         return body
+
+
+@lru_cache(maxsize=1)
+def _opener():
+    """urllib's opener whose redirects stay on http(s) (urllib follows ftp:// too)."""
+    import urllib.request
+
+    class HttpOnly(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            if urlsplit(newurl).scheme not in ("http", "https"):
+                raise ValueError(f"a redirect to {urlsplit(newurl).scheme}: only http(s) is read")
+            return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+    return urllib.request.build_opener(HttpOnly)
+
 
 
 def _file(f: dict, base: str) -> dict:

@@ -34,6 +34,11 @@ TORCH_BASE_HINT = re.compile(r"torch|vllm|sglang|nemo|deepspeed|lightning|huggin
                              re.IGNORECASE)
 
 
+# a base image name that says it is a plain OS, CUDA, Python or conda image
+PLAIN_BASE_HINT = re.compile(r"cuda|python|py\d|ubuntu|debian|ubi\d|rocky|centos|alma|fedora|amazonlinux|alpine|"
+                             r"manylinux|miniconda|mambaforge|miniforge|micromamba|base", re.IGNORECASE)
+
+
 # torch's companions: installed with torch more often than not, so on an image whose package list
 # is not known an unpinned install of one of them may be a no-op
 COMPANIONS = frozenset({"torchvision", "torchaudio"})
@@ -543,7 +548,13 @@ def _plain_unknown_base(facts: DockerFacts, step: Step, state: TorchState) -> bo
     if state.present is not None or not state.where.startswith("the base image"):
         return False
     root = facts.graph.root(step.stage)
-    return not root.base_unknown and not TORCH_BASE_HINT.search(root.base.rsplit("/", 1)[-1])
+    if root.base_unknown:
+        return False
+    name, _, tag = root.base.rsplit("/", 1)[-1].partition(":")
+    # a name that says what the image is (an OS, CUDA, Python or conda base), and neither it nor the tag
+    # suggests a torch (`axolotl:main-py3.11-cu126-2.7.1` says neither: not taken as plain)
+    return bool(PLAIN_BASE_HINT.search(name)) and not TORCH_BASE_HINT.search(name) and not \
+        re.search(r"torch|pt-?\d|cu\d{3}-\d+\.\d+", tag, re.IGNORECASE)
 
 
 def _newest_by_python(facts: DockerFacts, step: Step, state: TorchState) -> tuple[tuple[str, str], ...]:
