@@ -85,3 +85,15 @@ def test_ignore_installed_over_a_torch_that_may_be_the_same_release(check):
     assert wd403(check(text)) == []
     short = DOCKERFILE.format(flag="-I ")  # pip's short flag
     assert [f["data"]["requirement_from"] for f in wd403(check(short))] == ["--ignore-installed"]
+
+
+def test_ignore_installed_of_a_package_that_needs_no_torch_brings_none(check):
+    # transformers' releases require no torch (the table keeps them: [] is "none"): reinstalling it
+    # and its dependencies puts no torch over the image's
+    text = """
+        FROM vllm/vllm-openai:v0.14.0
+        RUN pip install --ignore-installed transformers
+    """
+    assert wd403(check(text)) == []
+    [f] = wd403(check(text.replace("transformers", "sentence-transformers")))
+    assert "--ignore-installed" in f["message"]

@@ -395,6 +395,9 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     requirements admit on PyPI (pypi_torch), when that is another release than the image's."""
     from packaging.version import InvalidVersion, Version
 
+    reqs = [r for r in reqs if _asks_for_torch(r)]
+    if not reqs:
+        return None  # nothing installed asks for torch: --ignore-installed does not bring it
     got = pypi_torch(facts, step, reqs, state, fresh=True)
     if got is None:
         return None
@@ -411,6 +414,18 @@ def reinstalled_torch(facts: DockerFacts, step: Step, reqs: list, state: TorchSt
     if (lo is None or lo <= new) and (hi is None or (new.major, new.minor) <= hi):
         return None  # the image's torch may be that release
     return got
+
+
+def _asks_for_torch(req: Requirement) -> bool:
+    """Every release the install may take requires torch, itself or through a table package (a row's
+    `torch` lists its Requires-Dist lines: [] is none, which "" from release_torch does not tell apart
+    from an unversioned `torch`). False where a release is not in the table."""
+    from wheeldoc.data.base_images import torch_pins
+
+    rels = (torch_pins().get(req.package) or {}).get("releases", {})
+    versions = {c.release for c in req.candidates} or {req.version or (req.newest or (None,))[0]}
+    rows = [rels.get(v) for v in versions]
+    return bool(rows) and all(row is not None and (row.get("torch") or row.get("deps")) for row in rows)
 
 
 def build_env_torch(facts: DockerFacts, step: Step, spec: str, what: str) -> PypiTorch | None:
