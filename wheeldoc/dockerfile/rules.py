@@ -1225,6 +1225,10 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     torch (causal-conv1d, mamba: `wheeldoc/data/extension_builds.json`, forced to compile) against
     PyPI's newest torch those admit, which pip's build environment installs. The image's CUDA comes from the
     base-image table (`wheeldoc/data/base_images.json`); an image it does not know is not judged.
+    A build not known to compile CUDA code (a VCS URL, sdist or local project that is no known
+    extension, with no CUDA build switch, no `--no-build-isolation` in a file that installs torch,
+    and no build file in the context naming CUDA) is said at information: only the image's nvcc
+    says it may compile.
 
     ## Why is this bad?
     torch.utils.cpp_extension compares the CUDA of nvcc with the CUDA torch was built with and
@@ -1245,7 +1249,7 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
     Build on a devel image of torch's CUDA major (`nvidia/cuda:13.0.1-devel-…` for `cu130`), or
     install the torch build of the image's CUDA major.
     """
-    reported: set[tuple[int, str]] = set()
+    reported: set[tuple[tuple[int, str], bool]] = set()
     for step in facts.steps:
         if step.build is None or _compiles_nothing(facts, step):
             continue
@@ -1262,10 +1266,11 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
             t_cuda, why = got
         if t_cuda is None or t_cuda[0] == img.cuda[0]:
             continue  # same major: torch.utils.cpp_extension accepts it (a minor difference only warns)
+        sure = _compiles_native(facts, step, nvcc=False)  # else only the image's nvcc says it compiles CUDA code
         key = (step.stage.index, why)
-        if key in reported:
-            continue
-        reported.add(key)
+        if (key, True) in reported or (not sure and (key, False) in reported):
+            continue  # one finding per stage and torch (a build known to compile CUDA code is said even so)
+        reported.add((key, sure))
         b, tc = cuda_str(img.cuda), (cuda_str(t_cuda) if len(t_cuda) == 2 else f"{t_cuda[0]}.x")
         severity = Severity.ERROR
         if got is not None and len(t_cuda) == 1:
@@ -1274,10 +1279,13 @@ def base_image_cuda_mismatch(facts: DockerFacts, ctx: Context) -> Iterator[Findi
             pypi = state_before(facts, step).pypi
             if pypi is not None and not pypi.certain:
                 severity = Severity.WARNING  # the torch is the newest release an unpinned requirement admits
+        compiles = "compiles CUDA code"
+        if not sure:  # a VCS URL, sdist or local project not known to hold CUDA code
+            severity, compiles = Severity.INFO, "builds a project not known to hold CUDA code; if it compiles any, it does so"
         yield Finding(
             rule="WD405", title="base image CUDA differs from the torch build's CUDA", severity=severity,
             location=_loc(facts, step.line),
-            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) compiles CUDA code with the nvcc of "
+            message=f"`{step.text()}` (line {step.line}, {_where(step.stage)}) {compiles} with the nvcc of "
                     f"{root.base} (CUDA {b}) against a torch built for CUDA {tc} ({why}): "
                     f"torch.utils.cpp_extension refuses a different CUDA major ('The detected CUDA version ({b}) "
                     f"mismatches the version that was used to compile PyTorch ({tc})'), and CMake builds that use "
