@@ -437,15 +437,15 @@ _TORCH_FAMILY = frozenset({"torch", "torchvision", "torchaudio"})
 
 
 def not_installable(env: Environment, platform: str) -> LockedPackage | None:
-    """torch (or torchvision / torchaudio) of `env` when it cannot be installed on `platform`: the
-    lock lists wheels for it, none for that platform, and no source distribution (`uv sync` fails
-    there: no wheel for the current platform), so no build of it can be judged there. None when each
-    has a way in (or the platform is not one of wheeldoc's)."""
+    """A package of `env` that cannot be installed on `platform` (torch's family first): the lock
+    lists wheels for it, none for that platform, and no source distribution (`uv sync` fails there:
+    no wheel for the current platform), so the environment is never installed there and none of its
+    builds can be judged. None when each has a way in (or the platform is not one of wheeldoc's)."""
     pattern = _WHEEL_PLATFORM.get(platform)
     if pattern is None:
         return None
-    for pkg in env.packages:
-        if pkg.name not in _TORCH_FAMILY or not pkg.wheels or pkg.sdist:
+    for pkg in sorted(env.packages, key=lambda p: p.name not in _TORCH_FAMILY):
+        if not pkg.wheels or pkg.sdist:
             continue
         tags = [w.rsplit("/", 1)[-1].split("?", 1)[0].split("#", 1)[0] for w in pkg.wheels]
         tags = [t[:-4].rsplit("-", 1)[-1] for t in tags if t.endswith(".whl")]

@@ -229,9 +229,11 @@ def detect_format(path: str | os.PathLike[str], text: str) -> Format:
     name = os.path.basename(str(path))
     if name == "uv.lock":
         return "uv.lock"
-    if _PYLOCK_NAME.match(name):
-        return "pylock"
     head = text[:4096]
+    if _PYLOCK_NAME.match(name):
+        if not re.search(r"^\s*(?:lock-version\s*=|\[)", head, re.M) and _REQ_LINE.search(head):
+            return "requirements"  # a requirements file under PEP 751's name (an older `uv export -o pylock.toml`)
+        return "pylock"
     if re.search(r"^lock-version\s*=", head, re.M):
         return "pylock"
     if re.search(r"^version\s*=\s*\d+\s*$", head, re.M) and (
