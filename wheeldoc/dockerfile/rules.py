@@ -551,7 +551,8 @@ def torch_may_be_cpu(facts: DockerFacts, ctx: Context) -> Iterator[Finding]:
     newest torch on PyPI then). When the requirement does not admit the torch that is there and nothing holds torch
     (`--no-deps`, an uv `--override` or a pip/uv constraint naming torch, torch named in the same
     command), it is an error; when either side is not known, an info saying so; when a later
-    install in the stage names an exact torch on purpose, an info. An exact torch pin (command
+    install in the stage names an exact torch on purpose, or a later command moves a saved copy of
+    the torch package back into site-packages by hand, an info. An exact torch pin (command
     line or requirements file) over a torch the base image ships is a deliberate choice, but it
     swaps out the image's build under the packages the image built against it: a warning, unless
     the same install also replaces torchvision/torchaudio; so is one over the exact torch an
@@ -1055,7 +1056,12 @@ def _later_torch_pin(facts: DockerFacts, step: Step) -> str | None:
     from wheeldoc.dockerfile import torch_state as ts
 
     for s in facts.steps[step.index + 1:]:
-        if s.stage.index != step.stage.index or s.install is None or not s.installs_packages:
+        if s.stage.index != step.stage.index:
+            continue
+        if _restores_torch(s):
+            return (f"line {s.line} moves a saved copy of the torch package back into site-packages by hand (pip's "
+                    f"records still name the torch this install put there)")
+        if s.install is None or not s.installs_packages:
             continue
         if ts._uninstalls_torch(s):
             return None
@@ -1063,6 +1069,19 @@ def _later_torch_pin(facts: DockerFacts, step: Step) -> str | None:
         if named:
             return f"line {s.line} installs torch=={version}" if exact and version else None
     return None
+
+
+_TORCH_DIR = re.compile(r"/(?:site|dist)-packages/torch/?$")
+
+
+def _restores_torch(step: Step) -> bool:
+    """`mv /tmp/torch_saved …/dist-packages/torch` (or cp -r, rsync): the torch package's files put
+    back by hand, after an install replaced them."""
+    argv = step.argv
+    if not argv or argv[0].rsplit("/", 1)[-1] not in ("mv", "cp", "rsync"):
+        return False
+    paths = [a for a in argv[1:] if not a.startswith("-")]
+    return len(paths) >= 2 and bool(_TORCH_DIR.search(paths[-1])) and not _TORCH_DIR.search(paths[0])
 
 
 def _candidates_evidence(r) -> str:
