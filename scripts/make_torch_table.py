@@ -201,12 +201,19 @@ def variants(row: str) -> list[str]:
                   key=lambda v: int(v[2:]))
 
 
+def experimental(row: str) -> list[str]:
+    """cuNNN for the CUDA versions of the Experimental CUDA cell alone."""
+    cells = [c.strip() for c in row.strip().strip("|").split("|")]
+    return sorted({f"cu{m[1]}{m[2]}" for m in re.finditer(r"CUDA (\d+)\.(\d+)", cells[4])}, key=lambda v: int(v[2:]))
+
+
 def apply_matrix(rows: dict) -> None:
-    """Each series the matrix lists gets its variants and the matrix row as their source."""
+    """Each series the matrix lists gets its variants (and which are experimental), the matrix row as their source."""
     for s, line in MATRIX.items():
         assert line.startswith(f"| {s} |"), s
         if s in rows:
             rows[s]["cuda"] = variants(line)
+            rows[s]["cuda_experimental"] = experimental(line)
             rows[s].setdefault("sources", {})["cuda"] = f"{MATRIX_SOURCE}: '{line}'"
 
 

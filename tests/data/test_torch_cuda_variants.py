@@ -28,6 +28,16 @@ def test_each_series_of_the_matrix_has_its_variants_and_their_source():
         assert line in TABLE[series]["sources"]["cuda"]
     assert mod.variants(mod.MATRIX["2.13"]) == ["cu126", "cu130", "cu132"]  # experimental 13.2 counts
     assert mod.variants(mod.MATRIX["2.5"]) == ["cu118", "cu121", "cu124"]  # "None" experimental
+    for series, line in mod.MATRIX.items():
+        assert TABLE[series]["cuda_experimental"] == mod.experimental(line), series
+    assert mod.experimental(mod.MATRIX["2.13"]) == ["cu132"] and mod.experimental(mod.MATRIX["2.14"]) == []
+
+
+def test_a_fix_pins_a_stable_build_before_an_experimental_one():
+    from wheeldoc.data.torch import torch_table
+
+    s = torch_table().series["2.13"]
+    assert s.cuda == ("cu126", "cu130", "cu132") and s.experimental == ("cu132",)
 
 
 _LOCKED = re.compile(r'name = "torch", version = "(\d+\.\d+)\.\d+\+(cu\d+)", source = \{ registry = '

@@ -23,6 +23,7 @@ class TorchSeries:
     """Per platform ("linux-x86_64"), the CUDA major of the CUDA packages PyPI's wheel of this
     series requires (None: it requires none, a CPU-only build); platforms not listed are unknown."""
     sources: tuple[tuple[str, str], ...] = ()
+    experimental: tuple[str, ...] = ()  # those of `cuda` the release matrix lists as experimental CUDA
 
     def pypi_cuda_major(self, platform: str) -> tuple[bool, int | None]:
         """(known, major) for PyPI's wheel of this series on `platform`."""
@@ -76,8 +77,11 @@ def validate(raw: dict) -> TorchTable:
                 raise TableError(f"torch.json: series {key}: pypi_cuda for {plat} has no source wheel")
             if major is not None and not isinstance(major, int):
                 raise TableError(f"torch.json: series {key}: bad CUDA major {major!r}")
+        experimental = tuple(row.get("cuda_experimental", ()))
+        if not set(experimental) <= set(cuda):
+            raise TableError(f"torch.json: series {key}: experimental variants {experimental} not among {cuda}")
         series[key] = TorchSeries(key, row.get("torchvision"), row.get("torchaudio"), row.get("triton"), cuda,
-                                  tuple(sorted(pypi.items())), tuple(sorted(sources.items())))
+                                  tuple(sorted(pypi.items())), tuple(sorted(sources.items())), experimental)
     if "{variant}" not in raw.get("index", ""):
         raise TableError("torch.json: index must contain {variant}")
     first = {k: v for k, v in raw["cuda_packages_first_cu13"].items() if not k.startswith("_")}

@@ -40,6 +40,11 @@ def choose_variant(facts: LockFacts, torch_version: str) -> tuple[str, str]:
     lock already points at (a companion's tag, a configured CUDA index, the CUDA libraries' major)."""
     series = torch_table().series.get(series_of(torch_version) or "")
     candidates = list(series.cuda if series else ()) or ["cu128", "cu130"]
+    experimental = set(series.experimental if series else ())
+
+    def newest(vs: list[str]) -> str:  # the release matrix's stable variants before its experimental ones
+        return ([v for v in vs if v not in experimental] or vs)[-1]
+
     driver = facts.target.driver
     if driver is not None:
         fits = [v for v in candidates if (variant_cuda(v) or (99, 9)) <= driver.cuda]
@@ -57,11 +62,13 @@ def choose_variant(facts: LockFacts, torch_version: str) -> tuple[str, str]:
         major = majors.pop()
         same = [v for v in candidates if (variant_cuda(v) or (0, 0))[0] == major]
         if same:
-            return same[-1], f"the locked CUDA libraries are CUDA {major}"
+            return newest(same), f"the locked CUDA libraries are CUDA {major}"
+    pick = newest(candidates)
+    aside = f" ({candidates[-1]} is an experimental build)" if pick != candidates[-1] else ""
     if driver is not None:
-        return candidates[-1], f"the newest CUDA build of torch {series_of(torch_version)} that the driver " \
-                               f"({driver.version or 'CUDA ' + driver.cuda_str}) runs"
-    return candidates[-1], f"the newest CUDA build published for torch {series_of(torch_version)}"
+        return pick, f"the newest CUDA build of torch {series_of(torch_version)} that the driver " \
+                     f"({driver.version or 'CUDA ' + driver.cuda_str}) runs{aside}"
+    return pick, f"the newest CUDA build published for torch {series_of(torch_version)}{aside}"
 
 
 def _exact_pin(facts: LockFacts, pkg: LockedPackage) -> str | None:
