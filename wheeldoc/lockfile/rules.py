@@ -42,7 +42,7 @@ def choose_variant(facts: LockFacts, torch_version: str) -> tuple[str, str]:
     candidates = list(series.cuda if series else ()) or ["cu128", "cu130"]
     experimental = set(series.experimental if series else ())
 
-    def newest(vs: list[str]) -> str:  # the release matrix's stable variants before its experimental ones
+    def newest(vs: list[str]) -> str:  # of one CUDA major: the matrix's stable variants before its experimental ones
         return ([v for v in vs if v not in experimental] or vs)[-1]
 
     driver = facts.target.driver
@@ -63,12 +63,12 @@ def choose_variant(facts: LockFacts, torch_version: str) -> tuple[str, str]:
         same = [v for v in candidates if (variant_cuda(v) or (0, 0))[0] == major]
         if same:
             return newest(same), f"the locked CUDA libraries are CUDA {major}"
-    pick = newest(candidates)
-    aside = f" ({candidates[-1]} is an experimental build)" if pick != candidates[-1] else ""
+    top = max((variant_cuda(v) or (0, 0))[0] for v in candidates)
+    pick = newest([v for v in candidates if (variant_cuda(v) or (0, 0))[0] == top])  # of the newest major
     if driver is not None:
         return pick, f"the newest CUDA build of torch {series_of(torch_version)} that the driver " \
-                     f"({driver.version or 'CUDA ' + driver.cuda_str}) runs{aside}"
-    return pick, f"the newest CUDA build published for torch {series_of(torch_version)}{aside}"
+                     f"({driver.version or 'CUDA ' + driver.cuda_str}) runs"
+    return pick, f"the newest CUDA build published for torch {series_of(torch_version)}"
 
 
 def _exact_pin(facts: LockFacts, pkg: LockedPackage) -> str | None:
