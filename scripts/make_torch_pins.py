@@ -38,7 +38,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from wheeldoc.data.pin_rows import MARKER_MACHINES, MARKER_PYTHONS, encode_marker, final_file, split, wheel_rank
+from wheeldoc.data.pin_rows import MARKER_MACHINES, MARKER_PYTHONS, encode_marker, release_files, split
 
 DATA = Path(__file__).resolve().parents[1] / "wheeldoc" / "data"
 OUT, SOURCES = DATA / "torch_pins.json.gz", DATA / "torch_pins_sources.json.gz"
@@ -192,24 +192,7 @@ def page(pkg: str) -> dict:
 
 def releases(pkg: str) -> dict[str, dict]:
     """version -> {"python": Requires-Python, "wheel": the file to read or None (sdist only)}."""
-    out: dict[str, dict] = {}
-    for f in page(pkg).get("files", []):
-        name = f["filename"]
-        if f.get("yanked") or (f.get("upload-time") or "") < SINCE:
-            continue
-        got = final_file(name)
-        if got is None:
-            continue
-        ver, tags = got
-        row = out.setdefault(str(ver), {"python": f.get("requires-python") or "", "wheel": None, "key": None})
-        if tags is None:
-            continue
-        key = wheel_rank(name, tags)
-        if key is None:
-            continue
-        if row["key"] is None or key > row["key"]:
-            row.update(key=key, wheel=f, python=f.get("requires-python") or row["python"])
-    return out
+    return {str(v): row for v, row in release_files(page(pkg).get("files", []), SINCE).items()}
 
 
 def build(pkg: str, extras: tuple[str, ...], jobs: int) -> tuple[dict, dict]:

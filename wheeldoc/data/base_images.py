@@ -373,12 +373,12 @@ def base_image(ref: str) -> BaseImage | None:
                     via = f"{row['name']}: the newest {pkg} (its torch pin is not in the table)"
             if t.get("exact") is False and version:
                 # the tag names the series; the build took that release or a later one from its index
-                lowest = ".".join(version.split(".")[:2]) + ".0.dev0"
+                lowest = _series(version) + ".0.dev0"
                 highest = last_series_on(fill(t["index_variant"])) if t.get("index_variant") else None
                 cap = fill(t.get("highest_series"))  # a series, or the tag's own ("{tmaj}.{tmin}")
                 if cap and (highest is None or _series_key(cap) < _series_key(highest)):
                     highest = cap  # no build of the tag is later than this series (the row's source says why)
-                series = ".".join(version.split(".")[:2])
+                series = _series(version)
                 via = (f"{row['name']}: a torch of series {series}" if highest == series else
                        f"{row['name']}: a torch of series {series} or later" + (f", {highest} at most" if highest else ""))
                 version = None

@@ -103,3 +103,21 @@ def split(meta_text: str, extras: tuple[str, ...], names: set[str]) -> tuple[lis
     return torch, deps
 
 
+def release_files(files, since: str = "") -> dict:
+    """Version -> {"python": its Requires-Python, "wheel": the file to read its METADATA from (None:
+    sdist only), "key": that wheel's rank}, over a project's PEP 691 `files`: final releases, not
+    yanked, uploaded since `since` (an ISO date; "" for all)."""
+    out: dict = {}
+    for f in files:
+        name = f["filename"]
+        if f.get("yanked") or (since and (f.get("upload-time") or "") < since):
+            continue
+        got = final_file(name)
+        if got is None:
+            continue
+        ver, tags = got
+        row = out.setdefault(ver, {"python": f.get("requires-python") or "", "wheel": None, "key": None})
+        key = wheel_rank(name, tags) if tags is not None else None
+        if key is not None and (row["key"] is None or key > row["key"]):
+            row.update(key=key, wheel=f, python=f.get("requires-python") or row["python"])
+    return out

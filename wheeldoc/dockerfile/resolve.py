@@ -107,30 +107,14 @@ def body(reader: IndexReader, name: str, specs: set[str], table: set[str]) -> di
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.version import Version
 
-    from wheeldoc.data.pin_rows import MARKER_PYTHONS, final_file, split, wheel_rank
+    from wheeldoc.data.pin_rows import MARKER_PYTHONS, release_files, split
+    from wheeldoc.dockerfile.dependents import _python_ok
 
     files = reader.files(name)
     if files is None:
         return None
-    rels: dict[Version, dict] = {}
-    for f in files:
-        if f.get("yanked"):
-            continue
-        got = final_file(f["filename"])
-        if got is None:
-            continue
-        ver, tags = got
-        row = rels.setdefault(ver, {"python": f.get("requires-python") or "", "wheel": None, "key": None})
-        key = wheel_rank(f["filename"], tags) if tags is not None else None
-        if key is not None and (row["key"] is None or key > row["key"]):
-            row.update(key=key, wheel=f, python=f.get("requires-python") or row["python"])
+    rels = release_files(files)
     order = sorted(rels, reverse=True)
-
-    def python_ok(rp: str, py: str) -> bool:
-        try:
-            return not rp or SpecifierSet(rp).contains(Version(py + ".0"), prereleases=True)
-        except InvalidSpecifier:
-            return True
 
     chosen: list[Version] = []
     for spec in sorted(specs):
@@ -139,7 +123,7 @@ def body(reader: IndexReader, name: str, specs: set[str], table: set[str]) -> di
         except InvalidSpecifier:
             continue
         for py in MARKER_PYTHONS:
-            pick = next((v for v in order if allowed.contains(v) and python_ok(rels[v]["python"], py)), None)
+            pick = next((v for v in order if allowed.contains(v) and _python_ok(rels[v]["python"], py)), None)
             if pick is not None and pick not in chosen:
                 chosen.append(pick)
     releases = {}
